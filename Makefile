@@ -1,0 +1,47 @@
+# pgjq: PGXS builds the server extension (pgjq.so); plain rules build the C++ client, the demo and tests.
+# `make installcheck` runs the regression and isolation suites against a temporary instance built from the
+# staged install (scripts/stage.sh), so no server has to be running and nothing has to be installed system-wide.
+
+EXTENSION  = pgjq
+MODULE_big = pgjq
+EXT_SRCS   = $(sort $(wildcard src/extension/*.cpp))
+OBJS       = $(EXT_SRCS:.cpp=.o)
+DATA       = $(sort $(wildcard src/extension/pgjq--*.sql))
+PGFILEDESC = "pgjq - job queue inside PostgreSQL"
+
+PG_CONFIG ?= pg_config
+override PG_CXXFLAGS += -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter -Wno-missing-field-initializers
+SHLIB_LINK += -lstdc++
+# JIT gains nothing for SPI-bound code, and Debian's clang-14 bitcode step would compile C++17 as C++14.
+override with_llvm = no
+
+# Tests: pg_regress runs in a temporary instance created from the staged tree (see scripts/stage.sh).
+PG_BINDIR   := $(shell $(PG_CONFIG) --bindir)
+STAGE_DIR   ?= $(CURDIR)/build/stage
+STAGE_BIN    = $(STAGE_DIR)/runtime$(PG_BINDIR)
+TEST_OUT    ?= $(CURDIR)/build/test-output
+
+REGRESS      = $(basename $(notdir $(sort $(wildcard sql/*.sql))))
+REGRESS_OPTS = --bindir=$(STAGE_BIN) --temp-instance=$(TEST_OUT)/regress-instance \
+               --temp-config=$(CURDIR)/tests/regress.conf --outputdir=$(TEST_OUT)/regress \
+               --load-extension=pgjq
+ISOLATION      = $(basename $(notdir $(sort $(wildcard tests/isolation/specs/*.spec))))
+ISOLATION_OPTS = --bindir=$(STAGE_BIN) --temp-instance=$(TEST_OUT)/isolation-instance \
+                 --temp-config=$(CURDIR)/tests/regress.conf --outputdir=$(TEST_OUT)/isolation \
+                 --inputdir=$(CURDIR)/tests/isolation --load-extension=pgjq
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# The client library, demo, benchmark and client tests are plain C++ built with the rules below.
+-include src/client/client.mk
+
+.PHONY: stage test demo
+stage: all
+	bash scripts/stage.sh
+
+test:
+	bash scripts/test.sh
+
+demo:
+	bash scripts/demo.sh

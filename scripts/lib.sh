@@ -1,0 +1,79 @@
+# Shared shell helpers for scripts/*.sh: dependency install, the unprivileged re-exec, throwaway clusters.
+# Sourced, never run. Everything here is idempotent.
+
+PGJQ_PACKAGES=(make g++ pkg-config postgresql-15 postgresql-server-dev-15 libpq-dev
+               libboost-test-dev nlohmann-json3-dev libipc-run-perl)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Installs the Debian packages that are missing: with apt-get as root, with `sudo -n` otherwise.
+ensure_packages() {
+  local missing=() p
+  for p in "${PGJQ_PACKAGES[@]}" "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    sudo -n true 2>/dev/null || die "missing packages: ${missing[*]}; install them as root (apt-get install ${missing[*]}) and run this again"
+    sudo=(sudo -n)
+  fi
+  log "installing ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# PostgreSQL refuses to run as root. When root, copy the source tree to a directory owned by the
+# `postgres` user and run the named script there as that user; the caller exits with its status.
+# Returns normally (without re-executing) when not root.
+reexec_unprivileged() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  local script=$1; shift
+  local src; src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  local work=/var/tmp/pgjq-$(printf '%s' "$src" | md5sum | cut -c1-12)
+  log "running as user postgres in $work (PostgreSQL refuses to run as root)"
+  mkdir -p "$work"
+  rm -rf "$work/src.new"
+  mkdir -p "$work/src.new"
+  tar -C "$src" --exclude=./.git --exclude=./build -cf - . | tar -C "$work/src.new" -xf -
+  # keep the previous build directory so that reruns are incremental
+  if [ -d "$work/src/build" ]; then mv "$work/src/build" "$work/src.new/build"; fi
+  rm -rf "$work/src"; mv "$work/src.new" "$work/src"
+  chown -R postgres:postgres "$work"
+  exec runuser -u postgres -- env -u HOME HOME=/var/lib/postgresql PGJQ_SOURCE_DIR="$src" \
+    bash "$work/src/scripts/$script" "$@"
+}
+
+pg_bindir() { pg_config --bindir; }
+
+# start_cluster DIR [extra postgresql.conf lines...]: a throwaway cluster with its data and socket in DIR.
+# Prints nothing; sets PGJQ_CONNINFO. The caller stops it with stop_cluster DIR.
+start_cluster() {
+  local dir=$1; shift
+  local bin=${STAGE_BIN:?stage the install first}
+  rm -rf "$dir"; mkdir -p "$dir"
+  # unix socket paths are limited to ~100 bytes: keep the socket in a short private directory
+  local sock; sock=$(mktemp -d /tmp/pgjq-sock.XXXXXX)
+  echo "$sock" > "$dir/socket_dir"
+  "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync >"$dir/initdb.log" 2>&1 \
+    || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+  {
+    echo "listen_addresses = ''"
+    echo "unix_socket_directories = '$sock'"
+    echo "port = 5432"
+    echo "max_connections = 50"
+    printf '%s\n' "$@"
+  } >> "$dir/data/postgresql.conf"
+  "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
+    || { cat "$dir/server.log" >&2; die "the throwaway cluster did not start"; }
+  PGJQ_CONNINFO="host=$sock port=5432 user=postgres dbname=postgres"
+  export PGJQ_CONNINFO
+}
+
+stop_cluster() {
+  local dir=$1 bin=${STAGE_BIN:?}
+  [ -d "$dir/data" ] && "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+  [ -f "$dir/socket_dir" ] && rm -rf "$(cat "$dir/socket_dir")"
+  return 0
+}

@@ -1,0 +1,37 @@
+// boundary.hpp: the single bridge between PostgreSQL's C calling convention and pgjq's C++.
+//
+// Every SQL-callable symbol is declared with PGJQ_FUNCTION, which puts it in extern "C" and routes the
+// call through pgjq::entry. PostgreSQL errors (ereport) longjmp straight through these frames, so the
+// code behind an entry keeps only trivially destructible locals. A C++ exception that escapes anyway
+// (std::bad_alloc from a helper) is caught here and turned into an ERROR after the catch block has
+// closed: raising inside it would longjmp over the live exception object.
+#pragma once
+
+#include "pg.hpp"
+
+namespace pgjq {
+
+template <typename Impl>
+inline Datum entry(FunctionCallInfo fcinfo, Impl impl)
+{
+    char message[256];
+    try {
+        return impl(fcinfo);
+    } catch (const std::exception& e) {
+        strlcpy(message, e.what(), sizeof message);
+    } catch (...) {
+        strlcpy(message, "unknown C++ exception", sizeof message);
+    }
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("pgjq internal error: %s", message)));
+    pg_unreachable();
+}
+
+} // namespace pgjq
+
+#define PGJQ_FUNCTION(sql_name)                                                        \
+    static Datum sql_name##_impl(FunctionCallInfo fcinfo);                             \
+    extern "C" {                                                                       \
+    PG_FUNCTION_INFO_V1(pgjq_##sql_name);                                              \
+    Datum pgjq_##sql_name(PG_FUNCTION_ARGS) { return pgjq::entry(fcinfo, sql_name##_impl); } \
+    }                                                                                  \
+    static Datum sql_name##_impl(FunctionCallInfo fcinfo)

@@ -1,0 +1,324 @@
+// enqueue.cpp: enqueue, try_enqueue, enqueue_batch, and INSERT INTO pgjq.jobs (an INSTEAD OF trigger).
+//
+// Backpressure: an enqueue first reserves room in pgjq.queue_depth (one UPDATE of the backend's slot
+// row that also checks max_pending against the sum of the queue's 16 slots), then inserts. The check
+// reads committed counts only, so transactions enqueuing at the same moment can each pass it: the
+// queue may overshoot max_pending by the jobs of the other transactions in flight at that moment,
+// never by more. A single producer never overshoots.
+#include "args.hpp"
+#include "boundary.hpp"
+#include "lifecycle.hpp"
+#include "spi_plans.hpp"
+#include "sqlstate.hpp"
+
+namespace {
+
+using namespace pgjq;
+
+SPIPlanPtr s_reserve, s_why_refused, s_find_unique, s_insert, s_insert_unique, s_insert_batch;
+
+const plan_text k_reserve = {
+    "UPDATE pgjq.queue_depth d SET unfinished = d.unfinished + $3"
+    "  FROM pgjq.queues q"
+    " WHERE d.queue_name = $1 AND d.slot = $2 AND q.queue_name = $1"
+    "   AND (q.max_pending IS NULL"
+    "        OR (SELECT sum(s.unfinished)::bigint FROM pgjq.queue_depth s WHERE s.queue_name = $1) + $3"
+    "           <= q.max_pending)"
+    " RETURNING q.max_attempts, q.fifo",
+    3, {TEXTOID, INT2OID, INT8OID}};
+const plan_text k_why_refused = {
+    "SELECT q.max_pending,"
+    "       (SELECT sum(s.unfinished)::bigint FROM pgjq.queue_depth s WHERE s.queue_name = q.queue_name)"
+    "  FROM pgjq.queues q WHERE q.queue_name = $1",
+    1, {TEXTOID}};
+const plan_text k_find_unique = {
+    "SELECT id FROM pgjq.live_jobs WHERE queue_name = $1 AND unique_key = $2", 2, {TEXTOID, TEXTOID}};
+const plan_text k_insert = {
+    "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts)"
+    " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6) RETURNING id",
+    6, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID}};
+const plan_text k_insert_unique = {
+    "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts, unique_key)"
+    " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6, $7)"
+    " ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING id",
+    7, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID, TEXTOID}};
+const plan_text k_insert_batch = {
+    "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts)"
+    " SELECT $1, $2, $3, e.payload, coalesce($5, now()), $6"
+    "   FROM pg_catalog.jsonb_array_elements($4) WITH ORDINALITY AS e(payload, n)"
+    "  ORDER BY e.n RETURNING id",
+    6, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID}};
+
+// What one enqueue call asks for; every pointer is palloc'd or points into the call's arguments.
+struct enqueue_request {
+    const char* queue_name;
+    const char* job_type;
+    Jsonb* payload;          // a single payload, or the JSON array of a batch
+    int32 priority;
+    bool has_run_at;
+    TimestampTz run_at;
+    bool has_max_attempts;
+    int32 max_attempts;
+    const char* unique_key;  // nullptr when none
+    int64 count;             // jobs asked for: 1, or the batch's length
+};
+
+enum class reservation { granted, queue_full };
+
+// Reserves room for r.count jobs; returns the queue's default max_attempts through *max_attempts.
+reservation reserve(const enqueue_request& r, bool raise_when_full, int32* max_attempts)
+{
+    Datum values[3] = {CStringGetTextDatum(r.queue_name), Int16GetDatum(depth_slot()), Int64GetDatum(r.count)};
+    if (run_plan(saved_plan(&s_reserve, k_reserve), values, nullptr) == 1) {
+        bool isnull;
+        HeapTuple row = SPI_tuptable->vals[0];
+        *max_attempts = DatumGetInt32(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
+        bool fifo = DatumGetBool(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull));
+        if (fifo && r.priority != k_default_priority)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("priority %d is not allowed on fifo queue \"%s\"", r.priority, r.queue_name),
+                            errdetail("A fifo queue hands out its jobs strictly in enqueue order.")));
+        return reservation::granted;
+    }
+
+    run_plan(saved_plan(&s_why_refused, k_why_refused), values, nullptr);
+    if (SPI_processed == 0)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("queue \"%s\" does not exist", r.queue_name)));
+    if (!raise_when_full)
+        return reservation::queue_full;
+    char* limit = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    char* depth = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+    ereport(ERROR, (errcode(PGJQ_ERRCODE_QUEUE_FULL),
+                    errmsg("queue \"%s\" is full", r.queue_name),
+                    errdetail("It holds %s unfinished jobs; max_pending is %s and %lld more were asked for.",
+                              depth ? depth : "0", limit, (long long) r.count),
+                    errhint("Retry later, or use pgjq.try_enqueue to get NULL instead of an error.")));
+    pg_unreachable();
+}
+
+void fill_insert_values(const enqueue_request& r, int32 max_attempts, Datum* values, char* nulls)
+{
+    values[0] = CStringGetTextDatum(r.queue_name);
+    values[1] = CStringGetTextDatum(r.job_type);
+    values[2] = Int32GetDatum(r.priority);
+    values[3] = JsonbPGetDatum(r.payload);
+    values[4] = TimestampTzGetDatum(r.run_at);
+    values[5] = Int32GetDatum(r.has_max_attempts ? r.max_attempts : max_attempts);
+    values[6] = r.unique_key ? CStringGetTextDatum(r.unique_key) : (Datum) 0;
+    memset(nulls, ' ', 7);
+    if (!r.has_run_at)
+        nulls[4] = 'n';
+}
+
+bool find_unique(const enqueue_request& r, int64* id)
+{
+    Datum values[2] = {CStringGetTextDatum(r.queue_name), CStringGetTextDatum(r.unique_key)};
+    run_plan(saved_plan(&s_find_unique, k_find_unique), values, nullptr, 1);
+    bool isnull, found;
+    Datum value = first_value(&isnull, &found);
+    if (found)
+        *id = DatumGetInt64(value);
+    return found;
+}
+
+// Enqueues one job; returns false (and enqueues nothing) only when the queue is full and
+// raise_when_full is false. Requires an SPI connection.
+bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
+{
+    for (int attempt = 0;; attempt++) {
+        if (r.unique_key && find_unique(r, id))
+            return true;
+        int32 queue_max_attempts;
+        if (reserve(r, raise_when_full, &queue_max_attempts) == reservation::queue_full)
+            return false;
+        Datum values[7];
+        char nulls[7];
+        fill_insert_values(r, queue_max_attempts, values, nulls);
+        SPIPlanPtr plan = r.unique_key ? saved_plan(&s_insert_unique, k_insert_unique)
+                                       : saved_plan(&s_insert, k_insert);
+        bool isnull, found;
+        run_plan(plan, values, nulls);
+        Datum value = first_value(&isnull, &found);
+        if (found) {
+            *id = DatumGetInt64(value);
+            return true;
+        }
+        // Another transaction took the unique_key between our lookup and our insert: give the room
+        // back and return that job instead (it may also finish in between, hence the loop).
+        adjust_depth(values[0], -r.count);
+        if (attempt >= 10)
+            ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                            errmsg("could not enqueue with unique_key \"%s\" under concurrent updates",
+                                   r.unique_key)));
+    }
+}
+
+void check_max_attempts_arg(FunctionCallInfo fcinfo, int argno, enqueue_request* r)
+{
+    r->has_max_attempts = !PG_ARGISNULL(argno);
+    if (r->has_max_attempts)
+        r->max_attempts = int_arg_in_range(fcinfo, argno, "max_attempts", 1, 1000);
+}
+
+// Arguments shared by enqueue, try_enqueue and enqueue_batch (same order in all three).
+void read_common_args(FunctionCallInfo fcinfo, enqueue_request* r, const char* payload_name, bool batch)
+{
+    r->job_type = short_text_arg(fcinfo, 0, "job_type");
+    if (batch) {
+        require_arg(fcinfo, 1, payload_name);
+        r->payload = PG_GETARG_JSONB_P(1);
+    } else {
+        r->payload = json_arg(fcinfo, 1, payload_name);
+    }
+    r->queue_name = queue_name_arg(fcinfo, 2);
+    r->priority = int_arg_in_range(fcinfo, 3, "priority", 0, 32767);
+    r->has_run_at = !PG_ARGISNULL(4);
+    r->run_at = r->has_run_at ? PG_GETARG_TIMESTAMPTZ(4) : 0;
+    if (r->has_run_at && TIMESTAMP_NOT_FINITE(r->run_at))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("run_at must be a finite timestamp")));
+    check_max_attempts_arg(fcinfo, 5, r);
+    r->unique_key = nullptr;
+    r->count = 1;
+}
+
+Datum enqueue_call(FunctionCallInfo fcinfo, bool raise_when_full)
+{
+    enqueue_request r;
+    read_common_args(fcinfo, &r, "payload", false);
+    r.unique_key = optional_short_text_arg(fcinfo, 6, "unique_key");
+
+    SPI_connect();
+    int64 id = 0;
+    bool enqueued = enqueue_one(r, raise_when_full, &id);
+    SPI_finish();
+    if (!enqueued)
+        PG_RETURN_NULL();
+    PG_RETURN_INT64(id);
+}
+
+// Checks that payloads is a JSON array whose every element fits the payload limit; returns its length.
+int64 check_batch_payloads(const Jsonb* payloads)
+{
+    if (!JB_ROOT_IS_ARRAY(payloads) || JB_ROOT_IS_SCALAR(payloads))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("payloads must be a JSON array"),
+                        errdetail("Each element of the array is the payload of one job.")));
+    JsonbIterator* it = JsonbIteratorInit(const_cast<JsonbContainer*>(&payloads->root));
+    JsonbValue value;
+    JsonbIteratorToken token;
+    int64 index = 0;
+    while ((token = JsonbIteratorNext(&it, &value, true)) != WJB_DONE) {
+        if (token != WJB_ELEM)
+            continue;
+        int size = value.type == jbvBinary ? value.val.binary.len
+                   : value.type == jbvString ? value.val.string.len
+                                             : 0;
+        if (size > max_payload_bytes)
+            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                            errmsg("payloads[%lld] is too large (%d bytes)", (long long) index, size),
+                            errdetail("The limit set by pgjq.max_payload_bytes is %d bytes.", max_payload_bytes),
+                            errhint("Store large data elsewhere and enqueue a reference to it.")));
+        index++;
+    }
+    return index;
+}
+
+int compare_int64(const void* a, const void* b)
+{
+    int64 x = DatumGetInt64(*static_cast<const Datum*>(a)), y = DatumGetInt64(*static_cast<const Datum*>(b));
+    return (x > y) - (x < y);
+}
+
+} // namespace
+
+PGJQ_FUNCTION(enqueue)
+{
+    return enqueue_call(fcinfo, true);
+}
+
+PGJQ_FUNCTION(try_enqueue)
+{
+    return enqueue_call(fcinfo, false);
+}
+
+PGJQ_FUNCTION(enqueue_batch)
+{
+    enqueue_request r;
+    read_common_args(fcinfo, &r, "payloads", true);
+    r.count = check_batch_payloads(r.payload);
+    if (r.count == 0)
+        PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT8OID));
+
+    SPI_connect();
+    int32 queue_max_attempts;
+    reserve(r, true, &queue_max_attempts);
+    Datum values[7];
+    char nulls[7];
+    fill_insert_values(r, queue_max_attempts, values, nulls);
+    uint64 n = run_plan(saved_plan(&s_insert_batch, k_insert_batch), values, nulls);
+    Datum* ids = static_cast<Datum*>(SPI_palloc(sizeof(Datum) * n));
+    for (uint64 i = 0; i < n; i++) {
+        bool isnull;
+        ids[i] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+    }
+    SPI_finish();
+    // ids are drawn in element order, so ascending ids are the payloads' order
+    qsort(ids, n, sizeof(Datum), compare_int64);
+    PG_RETURN_ARRAYTYPE_P(construct_array(ids, static_cast<int>(n), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+// INSERT INTO pgjq.jobs (job_type, payload, queue_name, ...) takes the enqueue path, so plain SQL gets
+// the same checks, backpressure and notifications. Columns other than those of pgjq.enqueue are ignored.
+PGJQ_FUNCTION(insert_into_jobs_view)
+{
+    if (!CALLED_AS_TRIGGER(fcinfo))
+        ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+                        errmsg("insert_into_jobs_view must be called as a trigger")));
+    TriggerData* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
+    TupleDesc desc = trigger->tg_relation->rd_att;
+    HeapTuple row = trigger->tg_trigtuple;
+    bool isnull;
+
+    enqueue_request r;
+    Datum v = heap_getattr(row, SPI_fnumber(desc, "job_type"), desc, &isnull);
+    if (isnull)
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("job_type must not be null")));
+    r.job_type = TextDatumGetCString(v);
+    check_short_text(r.job_type, "job_type");
+    v = heap_getattr(row, SPI_fnumber(desc, "payload"), desc, &isnull);
+    r.payload = isnull ? DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"))) : DatumGetJsonbP(v);
+    check_json_size(r.payload, "payload");
+    v = heap_getattr(row, SPI_fnumber(desc, "queue_name"), desc, &isnull);
+    r.queue_name = isnull ? "default" : TextDatumGetCString(v);
+    check_queue_name(r.queue_name);
+    v = heap_getattr(row, SPI_fnumber(desc, "priority"), desc, &isnull);
+    r.priority = isnull ? k_default_priority : DatumGetInt32(v);
+    if (r.priority < 0 || r.priority > 32767)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("priority %d is out of range", r.priority),
+                        errdetail("priority must be between 0 and 32767.")));
+    v = heap_getattr(row, SPI_fnumber(desc, "run_at"), desc, &isnull);
+    r.has_run_at = !isnull;
+    r.run_at = isnull ? 0 : DatumGetTimestampTz(v);
+    v = heap_getattr(row, SPI_fnumber(desc, "max_attempts"), desc, &isnull);
+    r.has_max_attempts = !isnull;
+    r.max_attempts = isnull ? 0 : DatumGetInt32(v);
+    if (r.has_max_attempts && (r.max_attempts < 1 || r.max_attempts > 1000))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("max_attempts %d is out of range", r.max_attempts),
+                        errdetail("max_attempts must be between 1 and 1000.")));
+    v = heap_getattr(row, SPI_fnumber(desc, "unique_key"), desc, &isnull);
+    r.unique_key = isnull ? nullptr : TextDatumGetCString(v);
+    if (r.unique_key)
+        check_short_text(r.unique_key, "unique_key");
+    r.count = 1;
+
+    SPI_connect();
+    int64 id = 0;
+    enqueue_one(r, true, &id);
+    SPI_finish();
+
+    int id_column = SPI_fnumber(desc, "id");
+    Datum id_value = Int64GetDatum(id);
+    bool id_null = false;
+    HeapTuple result = heap_modify_tuple_by_cols(row, desc, 1, &id_column, &id_value, &id_null);
+    return PointerGetDatum(result);
+}

@@ -1,0 +1,69 @@
+// lifecycle.cpp: archive_jobs and adjust_depth (see lifecycle.hpp). One statement moves the jobs,
+// records them as finished and updates the depth counters, so a batch costs one round of executor
+// work whatever its size.
+#include "lifecycle.hpp"
+#include "spi_plans.hpp"
+
+namespace pgjq {
+
+static SPIPlanPtr s_archive, s_adjust_depth;
+
+static const plan_text k_archive = {
+    "WITH done AS ("
+    "  DELETE FROM pgjq.live_jobs"
+    "   WHERE id = ANY ($1) AND ($2::text IS NULL OR (worker_id = $2 AND status <> 'pending'))"
+    "  RETURNING *),"
+    " archived AS ("
+    "  INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, result, run_at,"
+    "    unique_key, progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at,"
+    "    lease_expires_at, created_at, started_at, completed_at, failed_at, cancelled_at, finished_at,"
+    "    attempts, max_attempts, last_error)"
+    "  SELECT id, queue_name, job_type, priority, $3::pgjq.job_status, payload, $4, run_at,"
+    "    unique_key, CASE WHEN $3 = 'completed' THEN 100 ELSE progress END, current_stage, events_count,"
+    "    worker_id, claimed_at, heartbeat_at, lease_expires_at, created_at, started_at,"
+    "    CASE WHEN $3 = 'completed' THEN now() END, CASE WHEN $3 = 'failed' THEN now() END,"
+    "    CASE WHEN $3 = 'cancelled' THEN now() END, now(),"
+    "    attempts, max_attempts, coalesce($5, last_error)"
+    "  FROM done RETURNING queue_name),"
+    " counted AS ("
+    "  UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - a.n"
+    "    FROM (SELECT queue_name, count(*) AS n FROM archived GROUP BY queue_name) a"
+    "   WHERE d.queue_name = a.queue_name AND d.slot = $6)"
+    " SELECT count(*), coalesce(array_agg(id), '{}') FROM done",
+    6, {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, INT2OID}};
+
+static const plan_text k_adjust_depth = {
+    "UPDATE pgjq.queue_depth SET unfinished = unfinished + $3 WHERE queue_name = $1 AND slot = $2",
+    3, {TEXTOID, INT2OID, INT8OID}};
+
+uint64 archive_jobs(Datum ids, const char* holder, const char* status, Jsonb* result, const char* last_error,
+                    Datum* moved)
+{
+    Datum values[6] = {ids,
+                       holder ? CStringGetTextDatum(holder) : (Datum) 0,
+                       CStringGetTextDatum(status),
+                       result ? JsonbPGetDatum(result) : (Datum) 0,
+                       last_error ? CStringGetTextDatum(last_error) : (Datum) 0,
+                       Int16GetDatum(depth_slot())};
+    char nulls[6] = {' ', holder ? ' ' : 'n', ' ', result ? ' ' : 'n', last_error ? ' ' : 'n', ' '};
+    run_plan(saved_plan(&s_archive, k_archive), values, nulls);
+    bool isnull;
+    int64 count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    if (moved)
+        *moved = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+    return static_cast<uint64>(count);
+}
+
+void adjust_depth(Datum queue_name, int64 delta)
+{
+    Datum values[3] = {queue_name, Int16GetDatum(depth_slot()), Int64GetDatum(delta)};
+    run_plan(saved_plan(&s_adjust_depth, k_adjust_depth), values, nullptr);
+}
+
+Datum single_id_array(int64 id)
+{
+    Datum element = Int64GetDatum(id);
+    return PointerGetDatum(construct_array(&element, 1, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+} // namespace pgjq

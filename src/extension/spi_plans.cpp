@@ -1,0 +1,45 @@
+// spi_plans.cpp: the saved-plan cache and SPI execution helpers declared in spi_plans.hpp.
+#include "spi_plans.hpp"
+
+namespace pgjq {
+
+static constexpr int k_depth_slots = 16;  // must match the slots created by create_queue
+
+SPIPlanPtr saved_plan(SPIPlanPtr* slot, const plan_text& text)
+{
+    if (*slot != nullptr)
+        return *slot;
+    SPIPlanPtr plan = SPI_prepare(text.sql, text.nargs, const_cast<Oid*>(text.argtypes));
+    if (plan == nullptr)
+        elog(ERROR, "pgjq: SPI_prepare failed (%s) for: %s", SPI_result_code_string(SPI_result), text.sql);
+    if (SPI_keepplan(plan) != 0)
+        elog(ERROR, "pgjq: SPI_keepplan failed");
+    *slot = plan;
+    return plan;
+}
+
+uint64 run_plan(SPIPlanPtr plan, const Datum* values, const char* nulls, long max_rows)
+{
+    int rc = SPI_execute_plan(plan, const_cast<Datum*>(values), nulls, false, max_rows);
+    if (rc < 0)
+        elog(ERROR, "pgjq: SPI_execute_plan failed: %s", SPI_result_code_string(rc));
+    return SPI_processed;
+}
+
+Datum first_value(bool* isnull, bool* found)
+{
+    if (SPI_processed == 0 || SPI_tuptable == nullptr) {
+        *found = false;
+        *isnull = true;
+        return (Datum) 0;
+    }
+    *found = true;
+    return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
+}
+
+int16 depth_slot()
+{
+    return static_cast<int16>(MyProcPid % k_depth_slots);
+}
+
+} // namespace pgjq

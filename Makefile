@@ -34,7 +34,10 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # The client library, demo, benchmark and client tests are plain C++ built with the rules below.
+# PGJQ_EXTENSION_ONLY=1 leaves them out (scripts/stage.sh installs just the extension).
+ifndef PGJQ_EXTENSION_ONLY
 -include src/client/client.mk
+endif
 
 .PHONY: stage test demo
 stage: all

@@ -36,7 +36,7 @@ reexec_unprivileged() {
   mkdir -p "$work"
   rm -rf "$work/src.new"
   mkdir -p "$work/src.new"
-  tar -C "$src" --exclude=./.git --exclude=./build -cf - . | tar -C "$work/src.new" -xf -
+  tar -C "$src" --exclude=./.git --exclude=./build --exclude='*.o' --exclude='*.so' --exclude='*.bc' -cf - . | tar -C "$work/src.new" -xf -
   # keep the previous build directory so that reruns are incremental
   if [ -d "$work/src/build" ]; then mv "$work/src/build" "$work/src.new/build"; fi
   rm -rf "$work/src"; mv "$work/src.new" "$work/src"

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 stage=${STAGE_DIR:-$PWD/build/stage}
 bindir=$(pg_config --bindir); libdir=$(pg_config --pkglibdir); sharedir=$(pg_config --sharedir)
 
+export PGJQ_EXTENSION_ONLY=1
 make -s all
 rm -rf "$stage/dest"
 make -s install DESTDIR="$stage/dest" >/dev/null

@@ -72,7 +72,7 @@ ArrayType* job_types_arg(FunctionCallInfo fcinfo, int argno)
     for (int i = 0; i < count; i++) {
         if (nulls[i])
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("job_types[%d] must not be null", i + 1)));
-        check_short_text(TextDatumGetCString(elems[i]), "job_types element");
+        check_short_text(TextDatumGetCString(elems[i]), psprintf("job_types[%d]", i + 1));
     }
     return types;
 }

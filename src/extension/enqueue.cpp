@@ -1,10 +1,11 @@
 // enqueue.cpp: enqueue, try_enqueue, enqueue_batch, and INSERT INTO pgjq.jobs (an INSTEAD OF trigger).
 //
 // Backpressure: an enqueue first reserves room in pgjq.queue_depth (one UPDATE of the backend's slot
-// row that also checks max_pending against the sum of the queue's 16 slots), then inserts. The check
-// reads committed counts only, so transactions enqueuing at the same moment can each pass it: the
-// queue may overshoot max_pending by the jobs of the other transactions in flight at that moment,
-// never by more. A single producer never overshoots.
+// row that also checks max_pending against the queue's 16 slots), then inserts. The slot row itself is
+// read as locked, so producers sharing a slot are exact; the other slots are read as committed, so
+// transactions in flight at the same moment on other slots can each pass the check: the queue may
+// overshoot max_pending by the jobs those transactions enqueue, never by more. A single producer
+// never overshoots.
 #include "args.hpp"
 #include "boundary.hpp"
 #include "lifecycle.hpp"
@@ -22,7 +23,8 @@ const plan_text k_reserve = {
     "  FROM pgjq.queues q"
     " WHERE d.queue_name = $1 AND d.slot = $2 AND q.queue_name = $1"
     "   AND (q.max_pending IS NULL"
-    "        OR (SELECT sum(s.unfinished)::bigint FROM pgjq.queue_depth s WHERE s.queue_name = $1) + $3"
+    "        OR d.unfinished + $3 + coalesce((SELECT sum(s.unfinished)::bigint FROM pgjq.queue_depth s"
+    "                                         WHERE s.queue_name = $1 AND s.slot <> $2), 0)"
     "           <= q.max_pending)"
     " RETURNING q.max_attempts, q.fifo",
     3, {TEXTOID, INT2OID, INT8OID}};
@@ -316,9 +318,11 @@ PGJQ_FUNCTION(insert_into_jobs_view)
     enqueue_one(r, true, &id);
     SPI_finish();
 
-    int id_column = SPI_fnumber(desc, "id");
-    Datum id_value = Int64GetDatum(id);
-    bool id_null = false;
-    HeapTuple result = heap_modify_tuple_by_cols(row, desc, 1, &id_column, &id_value, &id_null);
-    return PointerGetDatum(result);
+    // RETURNING sees the job as enqueued: its id and status
+    int columns[2] = {SPI_fnumber(desc, "id"), SPI_fnumber(desc, "status")};
+    Oid status_type = TupleDescAttr(desc, columns[1] - 1)->atttypid;
+    Datum values[2] = {Int64GetDatum(id),
+                       DirectFunctionCall2(enum_in, CStringGetDatum("pending"), ObjectIdGetDatum(status_type))};
+    bool nulls[2] = {false, false};
+    return PointerGetDatum(heap_modify_tuple_by_cols(row, desc, 2, columns, values, nulls));
 }

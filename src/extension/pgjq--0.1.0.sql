@@ -23,7 +23,7 @@ CREATE TABLE pgjq.queues (
     CONSTRAINT max_pending_range   CHECK (max_pending IS NULL OR max_pending > 0),
     CONSTRAINT max_attempts_range  CHECK (max_attempts BETWEEN 1 AND 1000),
     CONSTRAINT lease_positive      CHECK (lease > interval '0'),
-    CONSTRAINT retry_positive      CHECK (retry_base >= interval '0' AND retry_cap >= retry_base),
+    CONSTRAINT retry_positive      CHECK (retry_base >= interval '0' AND retry_cap >= interval '0'),
     CONSTRAINT retention_positive  CHECK (retention >= interval '0')
 );
 

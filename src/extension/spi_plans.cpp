@@ -37,8 +37,12 @@ Datum first_value(bool* isnull, bool* found)
     return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
 }
 
+int forced_depth_slot = -1;
+
 int16 depth_slot()
 {
+    if (forced_depth_slot >= 0)
+        return static_cast<int16>(forced_depth_slot);
     return static_cast<int16>(MyProcPid % k_depth_slots);
 }
 

@@ -27,5 +27,6 @@ Datum first_value(bool* isnull, bool* found);
 
 // The backend's counter slot in pgjq.queue_depth (see the install script).
 int16 depth_slot();
+extern int forced_depth_slot;  // GUC pgjq.depth_slot; -1 = chosen by backend
 
 } // namespace pgjq

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every test of pgjq: the pg_regress suite, the isolation specs, the TAP crash/process tests and the
+# client's Boost.Test suite, each against its own throwaway cluster. Installs missing Debian packages
+# first (apt-get when root). PostgreSQL refuses to run as root, so as root the work continues as the
+# `postgres` user in a copy of the tree (see reexec_unprivileged in scripts/lib.sh). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+ensure_packages
+reexec_unprivileged test.sh "$@"
+
+log "building and staging the extension"
+export STAGE_BIN; STAGE_BIN=$(bash scripts/stage.sh | tail -n 1)
+export PATH="$STAGE_BIN:$PATH"
+mkdir -p build/test-output
+
+passed=0; failed=0; failures=()
+run_suite() {
+  local name=$1; shift
+  log "suite: $name"
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+}
+run_suite "regression (pg_regress)" \
+  bash -c 'make -s installcheck PGJQ_EXTENSION_ONLY=1 ISOLATION= || { for f in build/test-output/regress/regression.diffs; do [ -s "$f" ] && head -n 300 "$f"; done; exit 1; }'
+run_suite "isolation (concurrency specs)" \
+  bash -c 'make -s installcheck PGJQ_EXTENSION_ONLY=1 REGRESS= || { for f in build/test-output/isolation/regression.diffs; do [ -s "$f" ] && head -n 300 "$f"; done; exit 1; }'
+[ -f scripts/tap_tests.sh ] && run_suite "TAP (background worker, crashes)" bash scripts/tap_tests.sh
+[ -f scripts/client_tests.sh ] && run_suite "client (Boost.Test)" bash scripts/client_tests.sh
+
+echo
+[ ${#failures[@]} -eq 0 ] || printf 'failed suite: %s\n' "${failures[@]}"
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -73,3 +73,22 @@ SELECT pgjq.claim_job_batch('w', NULL, NULL);
 SELECT pgjq.claim_job_batch('w', NULL, 10, NULL);
 SELECT pgjq.claim_job_batch('w', NULL, 10, 'missing');
 SELECT pgjq.claim_job_batch('w', NULL, 10, 'NOT VALID');
+
+-- complete_and_claim: the previous batch is completed and the next claimed in one call
+SELECT pgjq.create_queue('loop');
+SELECT pgjq.enqueue_batch('t', '[1, 2, 3, 4, 5]', 'loop') IS NOT NULL AS enqueued;
+SELECT array_agg(id ORDER BY id) AS first_batch FROM pgjq.complete_and_claim('wl', NULL, NULL, 2, 'loop') \gset
+SELECT array_agg(payload ORDER BY id) AS second_batch
+  FROM pgjq.complete_and_claim('wl', :'first_batch', NULL, 2, 'loop');
+SELECT payload, status FROM pgjq.jobs WHERE queue_name = 'loop' ORDER BY id;
+SELECT count(*) AS empty_list_claims FROM pgjq.complete_and_claim('wl2', '{}', ARRAY['t'], 10, 'loop');
+-- all or nothing: a job not held by the worker refuses the whole call, nothing is completed or claimed
+SELECT array_agg(id ORDER BY id) AS held FROM pgjq.jobs WHERE queue_name = 'loop' AND worker_id = 'wl' AND status = 'claimed' \gset
+SELECT pgjq.complete_and_claim('wl', :'held'::bigint[] || :'first_batch'::bigint[], NULL, 2, 'loop');
+SELECT count(*) AS still_claimed FROM pgjq.jobs WHERE id = ANY (:'held') AND status = 'claimed';
+-- bad input
+SELECT pgjq.complete_and_claim(NULL, '{}');
+SELECT pgjq.complete_and_claim('wl', ARRAY[NULL]::bigint[]);
+SELECT pgjq.complete_and_claim('wl', '{}', '{}');
+SELECT pgjq.complete_and_claim('wl', '{}', NULL, 0);
+SELECT pgjq.complete_and_claim('wl', '{}', NULL, 10, 'missing');

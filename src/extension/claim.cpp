@@ -7,6 +7,7 @@
 // and only while none of the queue's jobs is claimed or running.
 #include "args.hpp"
 #include "boundary.hpp"
+#include "complete.hpp"
 #include "job_columns.hpp"
 #include "spi_plans.hpp"
 
@@ -77,19 +78,11 @@ ArrayType* job_types_arg(FunctionCallInfo fcinfo, int argno)
     return types;
 }
 
-} // namespace
-
-PGJQ_FUNCTION(claim_job_batch)
+// Claims into the call's result set. Requires an SPI connection.
+void claim_into(FunctionCallInfo fcinfo, const char* worker_id, ArrayType* job_types, int32 batch_size,
+                const char* queue_name)
 {
-    char* worker_id = short_text_arg(fcinfo, 0, "worker_id");
-    ArrayType* job_types = job_types_arg(fcinfo, 1);
-    int32 batch_size = int_arg_in_range(fcinfo, 2, "batch_size", 1, k_max_batch_size);
-    char* queue_name = queue_name_arg(fcinfo, 3);
-
-    InitMaterializedSRF(fcinfo, 0);
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-
-    SPI_connect();
     Datum queue_value[1] = {CStringGetTextDatum(queue_name)};
     if (run_plan(saved_plan(&s_queue, k_queue), queue_value, nullptr) == 0)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("queue \"%s\" does not exist", queue_name)));
@@ -99,10 +92,8 @@ PGJQ_FUNCTION(claim_job_batch)
     bool paused = DatumGetBool(SPI_getbinval(queue_row, queue_desc, 1, &isnull));
     bool fifo = DatumGetBool(SPI_getbinval(queue_row, queue_desc, 2, &isnull));
     Datum lease = SPI_getbinval(queue_row, queue_desc, 3, &isnull);
-    if (paused) {
-        SPI_finish();
-        return (Datum) 0;
-    }
+    if (paused)
+        return;
 
     Datum values[5] = {queue_value[0], Int32GetDatum(batch_size), CStringGetTextDatum(worker_id), lease,
                        job_types ? PointerGetDatum(job_types) : (Datum) 0};
@@ -117,10 +108,8 @@ PGJQ_FUNCTION(claim_job_batch)
         run_plan(saved_plan(&s_fifo_lock, k_fifo_lock), queue_value, nullptr);
         run_plan(saved_plan(&s_fifo_busy, k_fifo_busy), queue_value, nullptr);
         bool found;
-        if (DatumGetBool(first_value(&isnull, &found))) {
-            SPI_finish();
-            return (Datum) 0;
-        }
+        if (DatumGetBool(first_value(&isnull, &found)))
+            return;
         values[1] = Int32GetDatum(1);
         claim = saved_plan(&s_fifo_claim, k_fifo_claim);
     } else {
@@ -137,6 +126,38 @@ PGJQ_FUNCTION(claim_job_batch)
         heap_deform_tuple(SPI_tuptable->vals[i], spi_desc, row_values, row_nulls);
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row_values, row_nulls);
     }
+}
+
+} // namespace
+
+PGJQ_FUNCTION(claim_job_batch)
+{
+    char* worker_id = short_text_arg(fcinfo, 0, "worker_id");
+    ArrayType* job_types = job_types_arg(fcinfo, 1);
+    int32 batch_size = int_arg_in_range(fcinfo, 2, "batch_size", 1, k_max_batch_size);
+    char* queue_name = queue_name_arg(fcinfo, 3);
+
+    InitMaterializedSRF(fcinfo, 0);
+    SPI_connect();
+    claim_into(fcinfo, worker_id, job_types, batch_size, queue_name);
+    SPI_finish();
+    return (Datum) 0;
+}
+
+// A worker's loop in one call and one commit: complete the batch it finished, claim the next.
+PGJQ_FUNCTION(complete_and_claim)
+{
+    char* worker_id = short_text_arg(fcinfo, 0, "worker_id");
+    ArrayType* completed = PG_ARGISNULL(1) ? nullptr : PG_GETARG_ARRAYTYPE_P(1);
+    ArrayType* job_types = job_types_arg(fcinfo, 2);
+    int32 batch_size = int_arg_in_range(fcinfo, 3, "batch_size", 1, k_max_batch_size);
+    char* queue_name = queue_name_arg(fcinfo, 4);
+
+    InitMaterializedSRF(fcinfo, 0);
+    SPI_connect();
+    if (completed)
+        complete_held_jobs(completed, worker_id, "completed_ids");
+    claim_into(fcinfo, worker_id, job_types, batch_size, queue_name);
     SPI_finish();
     return (Datum) 0;
 }

@@ -3,6 +3,7 @@
 #include "args.hpp"
 #include "boundary.hpp"
 #include "job_state.hpp"
+#include "complete.hpp"
 #include "lifecycle.hpp"
 
 namespace {
@@ -35,21 +36,20 @@ PGJQ_FUNCTION(complete)
     PG_RETURN_VOID();
 }
 
-PGJQ_FUNCTION(complete_batch)
+namespace pgjq {
+
+int64 complete_held_jobs(ArrayType* ids, const char* worker_id, const char* arg_name)
 {
-    require_arg(fcinfo, 0, "job_ids");
-    ArrayType* ids = PG_GETARG_ARRAYTYPE_P(0);
-    char* worker_id = short_text_arg(fcinfo, 1, "worker_id");
     if (ARR_NDIM(ids) > 1)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("job_ids must be a one-dimensional array")));
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a one-dimensional array", arg_name)));
     if (array_contains_nulls(ids))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("job_ids must not contain nulls")));
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not contain nulls", arg_name)));
     int n = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
     if (n == 0)
-        PG_RETURN_INT32(0);
+        return 0;
     if (n > k_max_batch_size)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("job_ids has %d elements", n),
+                        errmsg("%s has %d elements", arg_name, n),
                         errdetail("At most %d jobs can be completed in one call.", k_max_batch_size)));
 
     // the number of distinct ids is what must move
@@ -62,7 +62,6 @@ PGJQ_FUNCTION(complete_batch)
         if (i == 0 || sorted[i] != sorted[i - 1])
             sorted[distinct++] = sorted[i];
 
-    SPI_connect();
     Datum moved;
     uint64 count = archive_jobs(PointerGetDatum(ids), worker_id, "completed", nullptr, nullptr, &moved);
     if (count < static_cast<uint64>(distinct)) {
@@ -75,6 +74,18 @@ PGJQ_FUNCTION(complete_batch)
             if (!contains(done, moved_n, given[i]))
                 raise_not_held(given[i], worker_id);
     }
+    return static_cast<int64>(count);
+}
+
+} // namespace pgjq
+
+PGJQ_FUNCTION(complete_batch)
+{
+    require_arg(fcinfo, 0, "job_ids");
+    ArrayType* ids = PG_GETARG_ARRAYTYPE_P(0);
+    char* worker_id = short_text_arg(fcinfo, 1, "worker_id");
+    SPI_connect();
+    int64 count = complete_held_jobs(ids, worker_id, "job_ids");
     SPI_finish();
     PG_RETURN_INT32(static_cast<int32>(count));
 }

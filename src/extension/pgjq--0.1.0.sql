@@ -224,6 +224,14 @@ CREATE FUNCTION pgjq.claim_job_batch(worker_id text, job_types text[] DEFAULT NU
     SET enable_seqscan = off SET enable_bitmapscan = off ROWS 10
     AS 'MODULE_PATHNAME', 'pgjq_claim_job_batch';
 
+-- A worker's loop in one call and one commit: completes the batch it finished (all or nothing, as
+-- complete_batch; NULL or '{}' completes nothing) and claims the next, as claim_job_batch.
+CREATE FUNCTION pgjq.complete_and_claim(worker_id text, completed_ids bigint[], job_types text[] DEFAULT NULL,
+                                        batch_size integer DEFAULT 10, queue_name text DEFAULT 'default')
+    RETURNS SETOF pgjq.jobs LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_seqscan = off SET enable_bitmapscan = off ROWS 10
+    AS 'MODULE_PATHNAME', 'pgjq_complete_and_claim';
+
 CREATE FUNCTION pgjq.progress(job_id bigint, worker_id text, progress integer, current_stage text DEFAULT NULL)
     RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
     AS 'MODULE_PATHNAME', 'pgjq_progress';
@@ -305,6 +313,7 @@ INSERT INTO pgjq.capabilities (capability, object, is_function) VALUES
     ('worker',   'pgjq.heartbeat(bigint,text)', true),
     ('worker',   'pgjq.complete(bigint,text,jsonb)', true),
     ('worker',   'pgjq.complete_batch(bigint[],text)', true),
+    ('worker',   'pgjq.complete_and_claim(text,bigint[],text[],integer,text)', true),
     ('worker',   'pgjq.fail(bigint,text,text,interval)', true),
     ('worker',   'pgjq.jobs', false),
     ('worker',   'pgjq.queue_stats', false),

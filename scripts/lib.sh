@@ -31,9 +31,13 @@ reexec_unprivileged() {
   [ "$(id -u)" -eq 0 ] || return 0
   local script=$1; shift
   local src; src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-  local work=/var/tmp/pgjq-$(printf '%s' "$src" | md5sum | cut -c1-12)
+  # one directory per source tree and script, so that e.g. the tests and the demo can run at once;
+  # a lock keeps two runs of the same script from replacing the tree under each other
+  local work=/var/tmp/pgjq-$(printf '%s' "$src" | md5sum | cut -c1-12)-${script%.sh}
   log "running as user postgres in $work (PostgreSQL refuses to run as root)"
   mkdir -p "$work"
+  exec 9>"$work.lock"
+  flock -w 3600 9 || die "another run of $script holds $work.lock"
   rm -rf "$work/src.new"
   mkdir -p "$work/src.new"
   tar -C "$src" --exclude=./.git --exclude=./build --exclude='*.o' --exclude='*.so' --exclude='*.bc' -cf - . | tar -C "$work/src.new" -xf -

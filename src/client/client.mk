@@ -1,0 +1,82 @@
+# client.mk: plain rules for the C++ client (static and shared library), the demo and the client tests.
+# Included by the top Makefile after PGXS, so every variable here has its own CLIENT_ name: nothing leaks
+# into the extension's build. Output goes to build/.
+
+CLIENT_VERSION  := 0.1.0
+CLIENT_SOVER    := 0
+CLIENT_CXX      := g++
+CLIENT_PG_INC   := $(shell $(PG_CONFIG) --includedir)
+CLIENT_CXXFLAGS := -std=c++17 -O2 -Wall -Wextra -fPIC -MMD -MP
+CLIENT_CPPFLAGS := -Isrc/client/include -I$(CLIENT_PG_INC)
+CLIENT_LIBS     := -lpq -lpthread
+
+CLIENT_SRCS := $(sort $(wildcard src/client/*.cpp))
+CLIENT_OBJS := $(patsubst src/client/%.cpp,build/client/obj/%.o,$(CLIENT_SRCS))
+CLIENT_TEST_SRCS := $(sort $(wildcard tests/client/*.cpp))
+CLIENT_TEST_OBJS := $(patsubst tests/client/%.cpp,build/tests/obj/%.o,$(CLIENT_TEST_SRCS))
+CLIENT_HEADERS := $(sort $(wildcard src/client/include/pgjq/*.hpp))
+
+CLIENT_STATIC := build/client/libpgjq_client.a
+CLIENT_SHARED := build/client/libpgjq_client.so
+CLIENT_DEMO   := build/pgjq-demo
+CLIENT_TESTS  := build/tests/test_client
+
+.PHONY: client install-client uninstall-client clean-client
+all: client
+client: $(CLIENT_STATIC) $(CLIENT_SHARED) $(CLIENT_DEMO) $(CLIENT_TESTS)
+
+build/client/obj/%.o: src/client/%.cpp
+	@mkdir -p $(dir $@)
+	$(CLIENT_CXX) $(CLIENT_CXXFLAGS) $(CLIENT_CPPFLAGS) -c $< -o $@
+
+$(CLIENT_STATIC): $(CLIENT_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(CLIENT_SHARED): $(CLIENT_OBJS)
+	@mkdir -p $(dir $@)
+	$(CLIENT_CXX) -shared -Wl,-soname,libpgjq_client.so.$(CLIENT_SOVER) -o $@ $^ $(CLIENT_LIBS)
+
+# The demo and the tests link the static library, so they run from the build tree without LD_LIBRARY_PATH.
+build/demo/obj/pgjq_demo.o: src/demo/pgjq_demo.cpp
+	@mkdir -p $(dir $@)
+	$(CLIENT_CXX) $(CLIENT_CXXFLAGS) $(CLIENT_CPPFLAGS) -c $< -o $@
+
+$(CLIENT_DEMO): build/demo/obj/pgjq_demo.o $(CLIENT_STATIC)
+	$(CLIENT_CXX) -o $@ $^ $(CLIENT_LIBS)
+
+# Boost.Test as a shared library (BOOST_TEST_DYN_LINK): the header-only variant costs ~30 s per build.
+build/tests/obj/%.o: tests/client/%.cpp
+	@mkdir -p $(dir $@)
+	$(CLIENT_CXX) $(CLIENT_CXXFLAGS) $(CLIENT_CPPFLAGS) -DBOOST_TEST_DYN_LINK -c $< -o $@
+
+$(CLIENT_TESTS): $(CLIENT_TEST_OBJS) $(CLIENT_STATIC)
+	@mkdir -p $(dir $@)
+	$(CLIENT_CXX) -o $@ $^ -lboost_unit_test_framework $(CLIENT_LIBS)
+
+-include $(CLIENT_OBJS:.o=.d) $(CLIENT_TEST_OBJS:.o=.d) build/demo/obj/pgjq_demo.d
+
+# make install-client PREFIX=/opt/pgjq [DESTDIR=...]: headers, both libraries, pgjq.pc, the demo.
+PREFIX ?= /usr/local
+CLIENT_LIBDIR := $(PREFIX)/lib
+install-client: $(CLIENT_STATIC) $(CLIENT_SHARED) $(CLIENT_DEMO)
+	install -d $(DESTDIR)$(PREFIX)/include/pgjq $(DESTDIR)$(CLIENT_LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(CLIENT_HEADERS) $(DESTDIR)$(PREFIX)/include/pgjq/
+	install -m 644 $(CLIENT_STATIC) $(DESTDIR)$(CLIENT_LIBDIR)/
+	install -m 755 $(CLIENT_SHARED) $(DESTDIR)$(CLIENT_LIBDIR)/libpgjq_client.so.$(CLIENT_VERSION)
+	ln -sf libpgjq_client.so.$(CLIENT_VERSION) $(DESTDIR)$(CLIENT_LIBDIR)/libpgjq_client.so.$(CLIENT_SOVER)
+	ln -sf libpgjq_client.so.$(CLIENT_SOVER) $(DESTDIR)$(CLIENT_LIBDIR)/libpgjq_client.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(CLIENT_LIBDIR)|' -e 's|@VERSION@|$(CLIENT_VERSION)|' \
+	    src/client/pgjq.pc.in > $(DESTDIR)$(CLIENT_LIBDIR)/pkgconfig/pgjq.pc
+	install -m 755 $(CLIENT_DEMO) $(DESTDIR)$(PREFIX)/bin/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+uninstall-client:
+	rm -rf $(DESTDIR)$(PREFIX)/include/pgjq
+	rm -f $(DESTDIR)$(CLIENT_LIBDIR)/libpgjq_client.* $(DESTDIR)$(CLIENT_LIBDIR)/pkgconfig/pgjq.pc \
+	      $(DESTDIR)$(PREFIX)/bin/pgjq-demo
+
+clean: clean-client
+clean-client:
+	rm -rf build/client build/demo build/tests $(CLIENT_DEMO)

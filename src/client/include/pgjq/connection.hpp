@@ -1,0 +1,156 @@
+// pgjq/connection.hpp: one database session speaking the pgjq SQL API. Every method is one call of a SQL
+// function (prepared once per session, parameters bound), so the queue's rules live in one place: the server.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <pgjq/error.hpp>
+#include <pgjq/job.hpp>
+
+// libpq's handle, declared as libpq-fe.h does, so that this header does not need libpq's.
+typedef struct pg_conn PGconn;
+
+namespace pgjq
+{
+
+namespace detail
+{
+class result;
+}
+
+// Move-only RAII session. Not thread-safe: give each thread its own connection.
+class connection
+{
+public:
+  // Opens (and owns) a session; throws connection_lost when the server cannot be reached.
+  explicit connection(const std::string &conninfo);
+  // Borrows the caller's session without taking ownership, so that enqueue can run inside the caller's
+  // own transaction: if it rolls back, the job never existed. The caller keeps it open while this lives.
+  explicit connection(PGconn *borrowed);
+
+  connection(connection &&other) noexcept;
+  connection &operator=(connection &&other) noexcept;
+  connection(const connection &) = delete;
+  connection &operator=(const connection &) = delete;
+  ~connection();
+
+  PGconn *native_handle() const noexcept { return m_conn; }
+  bool is_open() const noexcept;
+  // Reopens an owned session after connection_lost, then LISTENs again on the channels it listened to.
+  void reconnect();
+
+  // Producers ----------------------------------------------------------------------------------------
+  std::int64_t enqueue(const std::string &job_type, const nlohmann::json &payload = nlohmann::json::object(),
+                       const enqueue_options &options = {});
+  std::int64_t enqueue_raw(const std::string &job_type, const std::string &payload_json,
+                           const enqueue_options &options = {});
+  // Empty when the queue is full (PJ001) instead of throwing queue_full.
+  std::optional<std::int64_t> try_enqueue(const std::string &job_type,
+                                          const nlohmann::json &payload = nlohmann::json::object(),
+                                          const enqueue_options &options = {});
+  std::optional<std::int64_t> try_enqueue_raw(const std::string &job_type, const std::string &payload_json,
+                                              const enqueue_options &options = {});
+  // One call, all or nothing; the ids come back in the payloads' order. options.unique_key is not allowed.
+  std::vector<std::int64_t> enqueue_batch(const std::string &job_type, const std::vector<nlohmann::json> &payloads,
+                                          const enqueue_options &options = {});
+  // payloads_json is a JSON array whose element i becomes job i.
+  std::vector<std::int64_t> enqueue_batch_raw(const std::string &job_type, const std::string &payloads_json,
+                                              const enqueue_options &options = {});
+  // True if it cancelled the job, false if the job had already finished.
+  bool cancel(std::int64_t job_id);
+
+  // Workers ------------------------------------------------------------------------------------------
+  // Leases up to batch_size runnable jobs of the given types (all types when empty) to worker_id.
+  std::vector<job> claim(const std::string &worker_id, const std::vector<std::string> &job_types = {},
+                         int batch_size = 10, const std::string &queue = "default");
+  void complete(std::int64_t job_id, const std::string &worker_id);
+  void complete(std::int64_t job_id, const std::string &worker_id, const nlohmann::json &result);
+  void complete_raw(std::int64_t job_id, const std::string &worker_id, const std::string &result_json);
+  // All or nothing: throws not_lease_holder / job_cancelled if any id is not held. Returns the count.
+  int complete_batch(const std::vector<std::int64_t> &job_ids, const std::string &worker_id);
+  // Returns pending when the job will be retried (after retry_in, or the queue's backoff when unset),
+  // failed when it is dead-lettered.
+  job_status fail(std::int64_t job_id, const std::string &worker_id, const std::string &error_message,
+                  std::optional<std::chrono::microseconds> retry_in = std::nullopt);
+  void progress(std::int64_t job_id, const std::string &worker_id, int percent,
+                const std::optional<std::string> &current_stage = std::nullopt);
+  // Extends the lease; returns the new expiry.
+  time_point heartbeat(std::int64_t job_id, const std::string &worker_id);
+
+  // Waiting ------------------------------------------------------------------------------------------
+  // The job once it is final (completed, failed or cancelled), or empty after the timeout. LISTENs on
+  // pgjq_job_finished, then reads the job once to close the race with a job that finished before the
+  // LISTEN, then sleeps on the socket: no polling. Throws job_not_found for an unknown id, usage_error
+  // inside a transaction block (notifications are only delivered between transactions).
+  std::optional<job> wait_for_completion(std::int64_t job_id, std::chrono::milliseconds timeout);
+
+  // Notifications ------------------------------------------------------------------------------------
+  void listen(const std::string &channel);
+  void unlisten(const std::string &channel);
+  // The next notification on a LISTENed channel, or empty after the timeout, or as soon as interrupt_fd
+  // (if >= 0) becomes readable: a worker's stop pipe. Throws connection_lost if the session dies meanwhile.
+  std::optional<notification> wait_for_notification(std::chrono::milliseconds timeout, int interrupt_fd = -1);
+
+  // Reading ------------------------------------------------------------------------------------------
+  std::optional<job> get_job(std::int64_t job_id);
+  std::vector<queue_stats> stats();
+  std::optional<queue_stats> stats(const std::string &queue);
+
+  // Administration -----------------------------------------------------------------------------------
+  void create_queue(const std::string &queue, const queue_options &options = {});
+  void alter_queue(const std::string &queue, const queue_options &options);
+  void drop_queue(const std::string &queue, bool force = false);
+  void pause_queue(const std::string &queue);
+  void resume_queue(const std::string &queue);
+  // Sends a failed or cancelled job back to pending.
+  void retry(std::int64_t job_id);
+  // Returns jobs whose lease expired to pending (the maintenance worker also does this); returns the count.
+  int recover_stale();
+  // Deletes finished jobs older than the given age; returns the count.
+  std::int64_t prune(std::chrono::microseconds older_than);
+
+  // Runs a statement without parameters (BEGIN, COMMIT, SET ...). For the caller's own SQL, not the queue's.
+  void execute(const std::string &sql);
+
+private:
+  // Runs one of the prepared statements of connection.cpp (preparing it on first use) with bound parameters.
+  detail::result run(int statement, const std::vector<std::optional<std::string>> &params);
+  void prepare(int statement);
+  void close() noexcept;
+  // Collects the notifications libpq has buffered, keeping those of channels this object LISTENs to.
+  void collect_notifications();
+
+  PGconn *m_conn = nullptr;
+  bool m_owned = false;
+  std::string m_conninfo;                 // to reconnect an owned session
+  std::set<std::string> m_prepared;       // statements prepared in this session
+  bool m_checked_prepared = false;        // a borrowed session may hold our statements from an earlier wrapper
+  std::set<std::string> m_listening;      // channels LISTENed on purpose (re-LISTENed on reconnect)
+  std::deque<notification> m_notifications;
+};
+
+// RAII transaction block on a connection: rolls back unless committed (errors in the destructor are
+// swallowed, as destructors must not throw).
+class transaction
+{
+public:
+  explicit transaction(connection &conn);
+  transaction(const transaction &) = delete;
+  transaction &operator=(const transaction &) = delete;
+  ~transaction();
+
+  void commit();
+  void rollback();
+
+private:
+  connection &m_conn;
+  bool m_open = true;
+};
+
+} // namespace pgjq

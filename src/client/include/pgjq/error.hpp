@@ -1,0 +1,108 @@
+// pgjq/error.hpp: the client's exception hierarchy. Server errors are keyed by SQLSTATE (as libpqxx's
+// except.hxx does), so callers branch on the C++ type and still see the server's own message.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace pgjq
+{
+
+// Anything the server (or the link to it) reported. what() is the server's primary message.
+class error : public std::runtime_error
+{
+public:
+  error(const std::string &message, std::string sqlstate, std::string detail = {}, std::string hint = {});
+
+  // Five characters, e.g. "PJ001"; empty when the error did not come from the server (connection loss).
+  const std::string &sqlstate() const noexcept { return m_sqlstate; }
+  const std::string &detail() const noexcept { return m_detail; }
+  const std::string &hint() const noexcept { return m_hint; }
+
+private:
+  std::string m_sqlstate;
+  std::string m_detail;
+  std::string m_hint;
+};
+
+// The connection is gone (libpq CONNECTION_BAD, SQLSTATE class 08, or the server shutting down).
+// Whether the last call took effect is unknown: a worker treats its held jobs as lost.
+class connection_lost : public error
+{
+public:
+  using error::error;
+};
+
+// PJ001: enqueue into a queue whose max_pending is reached. try_enqueue returns an empty optional instead.
+class queue_full : public error
+{
+public:
+  using error::error;
+};
+
+// PJ002: this worker_id does not hold the job's lease (it expired and was reassigned, or was never claimed).
+class not_lease_holder : public error
+{
+public:
+  using error::error;
+};
+
+// PJ003: the job this worker holds was cancelled; stop working on it.
+class job_cancelled : public error
+{
+public:
+  using error::error;
+};
+
+// 22023 invalid value, 22004 NULL where a value is required, 54000 payload too large, other class 22 errors.
+class bad_argument : public error
+{
+public:
+  using error::error;
+};
+
+// 42704: no queue by that name.
+class unknown_queue : public error
+{
+public:
+  using error::error;
+};
+
+// 42710: create_queue of a name that exists.
+class queue_exists : public error
+{
+public:
+  using error::error;
+};
+
+// P0002: no job with that id (or it was pruned).
+class job_not_found : public error
+{
+public:
+  using error::error;
+};
+
+// 55000 the job is in the wrong state for the call (e.g. retry of a job that did not fail);
+// 55006 drop_queue of a queue that still has unfinished jobs.
+class wrong_state : public error
+{
+public:
+  using error::error;
+};
+
+// 42501: the role lacks the capability (see pgjq.grant_producer / grant_worker / grant_admin).
+class permission_denied : public error
+{
+public:
+  using error::error;
+};
+
+// The program used the client wrongly (e.g. waited for a notification inside a transaction block).
+// A logic error: retrying cannot help.
+class usage_error : public std::logic_error
+{
+public:
+  using std::logic_error::logic_error;
+};
+
+} // namespace pgjq

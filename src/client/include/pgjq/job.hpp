@@ -1,0 +1,120 @@
+// pgjq/job.hpp: the values the client passes to and gets from the SQL API: jobs, their options,
+// queue settings and statistics. Plain data; the decisions behind them are the server's.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace pgjq
+{
+
+using clock = std::chrono::system_clock;
+using time_point = clock::time_point;
+
+// Mirrors the SQL enum pgjq.job_status.
+enum class job_status
+{
+  pending,
+  claimed,
+  running,
+  completed,
+  failed,
+  cancelled
+};
+
+std::string_view to_string(job_status status) noexcept;
+// Throws bad_argument for a name the server does not use.
+job_status parse_job_status(std::string_view text);
+std::ostream &operator<<(std::ostream &out, job_status status);
+// completed, failed (dead letter) and cancelled are final: nothing happens to the job any more.
+bool is_final(job_status status) noexcept;
+
+// One row of the pgjq.jobs view (as claimed, or as looked up).
+struct job
+{
+  std::int64_t id = 0;
+  std::string queue;
+  std::string type;
+  int priority = 0;
+  job_status status = job_status::pending;
+  // The jsonb payload and result as the server printed them, for callers with their own JSON library.
+  std::string payload_text;
+  std::optional<std::string> result_text;
+  int attempts = 0;
+  int max_attempts = 0;
+  std::optional<int> progress;
+  std::optional<std::string> current_stage;
+  std::optional<std::string> last_error;
+  std::optional<std::string> worker_id;
+  std::optional<std::string> unique_key;
+  time_point run_at{};
+  time_point created_at{};
+  std::optional<time_point> lease_expires_at;
+  // When it completed, failed for good or was cancelled.
+  std::optional<time_point> finished_at;
+
+  // Parsed on each call, so that callers who only want the text pay nothing.
+  nlohmann::json payload() const;
+  std::optional<nlohmann::json> result() const;
+};
+
+// Arguments of pgjq.enqueue / try_enqueue / enqueue_batch after the payload. The defaults are the SQL ones.
+struct enqueue_options
+{
+  std::string queue = "default";
+  int priority = 100;                       // higher runs first
+  std::optional<time_point> run_at;         // not before; unset = now (server clock)
+  std::optional<int> max_attempts;          // unset = the queue's setting
+  std::optional<std::string> unique_key;    // at most one unfinished job per key and queue (not for batches)
+};
+
+// Queue settings for create_queue and alter_queue. Unset fields keep the server's default (create) or the
+// current value (alter).
+struct queue_options
+{
+  std::optional<std::int64_t> max_pending;  // backpressure: unfinished jobs allowed before PJ001
+  std::optional<bool> fifo;                 // one job in flight at a time, in order
+  std::optional<int> max_attempts;
+  std::optional<std::chrono::microseconds> lease;
+  std::optional<std::chrono::microseconds> retry_base;   // first retry delay; doubles per attempt
+  std::optional<std::chrono::microseconds> retry_cap;
+  std::optional<std::chrono::microseconds> retention;    // how long finished jobs are kept
+  bool clear_max_pending = false;           // alter_queue only: remove the max_pending limit
+};
+
+// One row of the pgjq.queue_stats view.
+struct queue_stats
+{
+  std::string queue;
+  std::int64_t pending = 0;     // runnable now
+  std::int64_t scheduled = 0;   // pending with run_at in the future (includes retry backoff)
+  std::int64_t claimed = 0;
+  std::int64_t running = 0;
+  std::int64_t completed = 0;
+  std::int64_t failed = 0;
+  std::int64_t cancelled = 0;
+  std::optional<std::chrono::microseconds> oldest_runnable_age;
+  std::optional<std::int64_t> max_pending;
+  bool fifo = false;
+  bool paused = false;
+};
+
+// A NOTIFY received on a LISTENed channel.
+struct notification
+{
+  std::string channel;
+  std::string payload;
+  int backend_pid = 0;
+};
+
+// The fixed channel names of the server's notifications.
+inline constexpr const char *new_job_channel = "pgjq_new_job";            // payload: the queue name
+inline constexpr const char *job_finished_channel = "pgjq_job_finished";  // payload: {"id":..,"queue":..,"status":..}
+
+} // namespace pgjq

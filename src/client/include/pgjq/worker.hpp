@@ -1,0 +1,121 @@
+// pgjq/worker.hpp: the worker runtime. It LISTENs, claims in batches, runs the registered handlers,
+// completes or fails each job, heartbeats held leases, reconnects after a server restart and stops
+// gracefully. It decides nothing about the queue itself: every transition is a call of the SQL API.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <pgjq/connection.hpp>
+#include <pgjq/job.hpp>
+
+namespace pgjq
+{
+
+namespace detail
+{
+struct held_job;
+}
+
+// What a handler sees of the job it runs. Used only on the handler's own thread.
+class job_context
+{
+public:
+  // Built by the worker for each job it runs.
+  job_context(const pgjq::job &job, connection &conn, std::shared_ptr<detail::held_job> held,
+              const std::atomic<bool> &stopping);
+
+  const pgjq::job &job() const noexcept { return m_job; }
+  nlohmann::json payload() const { return m_job.payload(); }
+  const std::string &worker_id() const noexcept;
+
+  // Reports progress (0..100) through pgjq.progress. Throws job_cancelled or not_lease_holder when the job
+  // is no longer ours, which the worker treats as "stop, do not complete". A lost connection is not the
+  // handler's problem: the report is dropped and the worker reconnects when the handler returns.
+  void progress(int percent, const std::optional<std::string> &current_stage = std::nullopt);
+  // Completes the job with this result (one extra call) instead of in the batch's complete_batch.
+  void set_result(const nlohmann::json &result) { m_result = result.dump(); }
+  void set_result_raw(std::string result_json) { m_result = std::move(result_json); }
+  const std::optional<std::string> &result() const noexcept { return m_result; }
+
+  // The job was cancelled (seen by a heartbeat or a progress call): a long handler should return early.
+  bool cancelled() const noexcept;
+  // The worker is shutting down: a long handler may return early by throwing; the job is then failed and
+  // retried according to the queue's settings.
+  bool stop_requested() const noexcept { return m_stopping.load(); }
+
+private:
+  const pgjq::job &m_job;
+  connection &m_conn;
+  std::shared_ptr<detail::held_job> m_held;
+  const std::atomic<bool> &m_stopping;
+  std::optional<std::string> m_result;
+};
+
+// Runs the job. Returning completes it; throwing fails it with the exception's message (retried or
+// dead-lettered by the server according to the queue's max_attempts and backoff).
+using handler = std::function<void(job_context &)>;
+
+struct worker_options
+{
+  std::string conninfo;
+  std::string queue = "default";
+  // Lease holder name; each runner thread appends "/<n>" when concurrency > 1. Default: host:pid.
+  std::string worker_id;
+  int concurrency = 1;                                    // runner threads, each with its own connection
+  int batch_size = 10;                                    // jobs per claim
+  std::chrono::milliseconds idle_timeout{5000};           // claim again after this long without a NOTIFY
+  std::chrono::milliseconds heartbeat_interval{30000};    // keep well below the queue's lease
+  std::chrono::milliseconds reconnect_min{100};           // reconnect backoff doubles from min up to max
+  std::chrono::milliseconds reconnect_max{5000};
+  bool handle_signals = true;                             // SIGINT/SIGTERM stop run() gracefully
+  // Where the worker reports what it could not do (lost leases, reconnects). Default: stderr.
+  std::function<void(const std::string &)> log;
+};
+
+// Counters for monitoring and tests.
+struct worker_stats
+{
+  std::uint64_t claimed = 0;
+  std::uint64_t completed = 0;
+  std::uint64_t failed = 0;        // handler errors reported with pgjq.fail
+  std::uint64_t released = 0;      // claimed but not run at shutdown, failed with retry_in 0
+  std::uint64_t abandoned = 0;     // cancelled or lease lost while held: neither completed nor failed
+  std::uint64_t heartbeats = 0;
+  std::uint64_t idle_waits = 0;    // times a runner went to sleep on LISTEN
+  std::uint64_t reconnects = 0;
+};
+
+class worker
+{
+public:
+  explicit worker(worker_options options);
+  worker(const worker &) = delete;
+  worker &operator=(const worker &) = delete;
+  ~worker();
+
+  // Registers the handler of a job type; call before run(). Only registered types are claimed.
+  void on(const std::string &job_type, handler h);
+
+  // Runs until stop() or (with handle_signals) SIGINT/SIGTERM. On the way out each runner finishes the
+  // handler it is in, completes what succeeded, and fails the jobs of its batch it did not start with
+  // retry_in 0, so they go back to pending at once. Returns when every runner has stopped.
+  void run();
+  // Thread-safe; returns at once (run() returns when the runners are done).
+  void stop() noexcept;
+  bool stopping() const noexcept;
+
+  worker_stats stats() const;
+
+  struct impl;
+
+private:
+  std::unique_ptr<impl> m_impl;
+};
+
+} // namespace pgjq

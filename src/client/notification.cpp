@@ -1,0 +1,170 @@
+// notification.cpp: LISTEN/UNLISTEN, sleeping on the session's socket until a notification arrives (the
+// worker's wake-up and wait_for_completion are built on this), so that nobody polls the tables.
+#include <pgjq/connection.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+
+#include "result.hpp"
+
+namespace pgjq
+{
+
+namespace
+{
+
+std::string quoted_identifier(PGconn *conn, const std::string &name)
+{
+  char *escaped = PQescapeIdentifier(conn, name.c_str(), name.size());
+  if (escaped == nullptr)
+    throw bad_argument(PQerrorMessage(conn), "22023");
+  std::string out(escaped);
+  PQfreemem(escaped);
+  return out;
+}
+
+// The job id of a pgjq_job_finished payload ({"id":42,"queue":"default","status":"completed"}), or -1.
+std::int64_t finished_job_id(const std::string &payload)
+{
+  const nlohmann::json parsed = nlohmann::json::parse(payload, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("id") || !parsed["id"].is_number_integer())
+    return -1;
+  return parsed["id"].get<std::int64_t>();
+}
+
+} // namespace
+
+void connection::listen(const std::string &channel)
+{
+  if (m_conn == nullptr)
+    throw connection_lost("the connection is closed", std::string());
+  execute("LISTEN " + quoted_identifier(m_conn, channel));
+  m_listening.insert(channel);
+}
+
+void connection::unlisten(const std::string &channel)
+{
+  if (m_conn == nullptr)
+    throw connection_lost("the connection is closed", std::string());
+  m_listening.erase(channel);
+  execute("UNLISTEN " + quoted_identifier(m_conn, channel));
+}
+
+void connection::collect_notifications()
+{
+  while (PGnotify *n = PQnotifies(m_conn))
+  {
+    if (m_listening.count(n->relname))
+      m_notifications.push_back(notification{n->relname, n->extra ? n->extra : "", n->be_pid});
+    PQfreemem(n);
+  }
+}
+
+std::optional<notification> connection::wait_for_notification(std::chrono::milliseconds timeout, int interrupt_fd)
+{
+  if (m_conn == nullptr)
+    throw connection_lost("the connection is closed", std::string());
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;)
+  {
+    collect_notifications();
+    if (!m_notifications.empty())
+    {
+      notification n = std::move(m_notifications.front());
+      m_notifications.pop_front();
+      return n;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return std::nullopt;
+    const int sock = PQsocket(m_conn);
+    if (sock < 0)
+      detail::throw_connection_lost(m_conn, "the connection to the server was lost");
+    pollfd fds[2] = {{sock, POLLIN, 0}, {interrupt_fd, POLLIN, 0}};
+    // Round up so that a wait of 0.4 ms does not spin.
+    const int rc = poll(fds, interrupt_fd >= 0 ? 2 : 1, static_cast<int>(left.count()) + 1);
+    if (rc < 0)
+    {
+      if (errno == EINTR)
+        continue; // a signal (perhaps the one that stops a worker): look at the interrupt fd again
+      throw error(std::string("poll failed: ") + std::strerror(errno), std::string());
+    }
+    if (interrupt_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
+      return std::nullopt;
+    if (fds[0].revents != 0)
+    {
+      // EOF (the server went away) makes PQconsumeInput fail; a FATAL message (shutdown) breaks the session.
+      if (PQconsumeInput(m_conn) == 0 || PQstatus(m_conn) == CONNECTION_BAD)
+        detail::throw_connection_lost(m_conn, "the connection to the server was lost");
+    }
+  }
+}
+
+std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chrono::milliseconds timeout)
+{
+  if (m_conn == nullptr)
+    throw connection_lost("the connection is closed", std::string());
+  if (PQtransactionStatus(m_conn) != PQTRANS_IDLE)
+    throw usage_error("pgjq::connection::wait_for_completion: inside a transaction block, where notifications "
+                      "are not delivered");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+
+  // LISTEN only for the wait (unless the caller listens anyway): a session that stayed subscribed would
+  // buffer one notification per finished job in libpq until something read them.
+  const bool transient = m_listening.count(job_finished_channel) == 0;
+  if (transient)
+    listen(job_finished_channel);
+  std::deque<notification> others; // notifications the caller LISTENs to, handed back afterwards
+  struct restore
+  {
+    connection &self;
+    bool transient;
+    std::deque<notification> &others;
+    ~restore()
+    {
+      for (auto it = others.rbegin(); it != others.rend(); ++it)
+        self.m_notifications.push_front(std::move(*it));
+      if (!transient)
+        return;
+      try
+      {
+        self.unlisten(job_finished_channel);
+      }
+      catch (...)
+      {
+        // The session is broken; the caller sees that on its next call.
+      }
+    }
+  } on_exit{*this, transient, others};
+
+  // The job may have finished before the LISTEN took effect: its notification is gone, but its state is not.
+  std::optional<job> current = get_job(job_id);
+  if (!current)
+    throw job_not_found("job " + std::to_string(job_id) + " does not exist", "P0002");
+  if (is_final(current->status))
+    return current;
+
+  for (;;)
+  {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return std::nullopt;
+    std::optional<notification> n = wait_for_notification(left);
+    if (!n)
+      return std::nullopt;
+    if (n->channel == job_finished_channel && finished_job_id(n->payload) == job_id)
+    {
+      current = get_job(job_id);
+      if (!current)
+        throw job_not_found("job " + std::to_string(job_id) + " does not exist", "P0002");
+      if (is_final(current->status))
+        return current;
+      continue;
+    }
+    if (n->channel != job_finished_channel || !transient)
+      others.push_back(std::move(*n));
+  }
+}
+
+} // namespace pgjq

@@ -1,0 +1,413 @@
+// test_round_trips.cpp: every call of the client against the server: what goes in comes back out.
+#include "fixture.hpp"
+
+#include <set>
+
+#include <libpq-fe.h>
+
+using namespace pgjq_test;
+
+BOOST_AUTO_TEST_SUITE(round_trips)
+
+BOOST_AUTO_TEST_CASE(enqueue_returns_an_id_whose_job_is_pending_with_its_payload)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  pgjq::enqueue_options o = q.into();
+  o.priority = 7;
+  const std::int64_t id = db.enqueue("email", {{"to", "alice@example.com"}, {"n", 1}}, o);
+  std::optional<pgjq::job> j = db.get_job(id);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->id == id);
+  BOOST_TEST(j->queue == q.name());
+  BOOST_TEST(j->type == "email");
+  BOOST_TEST(j->priority == 7);
+  BOOST_TEST(j->status == pgjq::job_status::pending);
+  BOOST_TEST(j->payload()["to"] == "alice@example.com");
+  BOOST_TEST(j->payload()["n"] == 1);
+  BOOST_TEST(!j->result_text.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(enqueue_raw_accepts_the_callers_own_json_text)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue_raw("raw", R"({"nested": {"list": [1, 2, 3]}, "text": "é\"x"})", q.into());
+  std::optional<pgjq::job> j = db.get_job(id);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->payload()["nested"]["list"][2] == 3);
+  BOOST_TEST(j->payload()["text"] == "é\"x");
+}
+
+BOOST_AUTO_TEST_CASE(try_enqueue_returns_an_id_while_there_is_room_and_nothing_when_full)
+{
+  pgjq::queue_options qo;
+  qo.max_pending = 2;
+  scoped_queue q(qo);
+  pgjq::connection db(conninfo());
+  BOOST_TEST(db.try_enqueue("a", empty, q.into()).has_value());
+  BOOST_TEST(db.try_enqueue("a", empty, q.into()).has_value());
+  BOOST_TEST(!db.try_enqueue("a", empty, q.into()).has_value());
+  BOOST_TEST(stats_of(db, q).pending == 2);
+}
+
+BOOST_AUTO_TEST_CASE(enqueue_batch_returns_the_ids_in_payload_order)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  std::vector<nlohmann::json> payloads;
+  for (int i = 0; i < 5; ++i)
+    payloads.push_back({{"i", i}});
+  const std::vector<std::int64_t> ids = db.enqueue_batch("batch", payloads, q.into());
+  BOOST_REQUIRE(ids.size() == 5u);
+  for (int i = 0; i < 5; ++i)
+  {
+    std::optional<pgjq::job> j = db.get_job(ids[i]);
+    BOOST_REQUIRE(j.has_value());
+    BOOST_TEST(j->payload()["i"] == i);
+    BOOST_TEST(j->type == "batch");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(claim_leases_runnable_jobs_to_the_worker_highest_priority_first)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  pgjq::enqueue_options low = q.into(), high = q.into();
+  low.priority = 1;
+  high.priority = 500;
+  const std::int64_t a = db.enqueue("t", empty, low);
+  const std::int64_t b = db.enqueue("t", empty, high);
+  std::vector<pgjq::job> jobs = db.claim("w1", {}, 10, q.name());
+  BOOST_REQUIRE(jobs.size() == 2u);
+  BOOST_TEST(jobs[0].id == b);
+  BOOST_TEST(jobs[1].id == a);
+  for (const pgjq::job &j : jobs)
+  {
+    BOOST_TEST((j.status == pgjq::job_status::claimed || j.status == pgjq::job_status::running));
+    BOOST_TEST(j.worker_id.value_or("") == "w1");
+    BOOST_TEST(j.lease_expires_at.has_value());
+  }
+  BOOST_TEST(db.claim("w2", {}, 10, q.name()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(claim_takes_only_the_requested_job_types_and_at_most_the_batch_size)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  for (int i = 0; i < 3; ++i)
+    db.enqueue("email", empty, q.into());
+  const std::int64_t report = db.enqueue("report", empty, q.into());
+  std::vector<pgjq::job> reports = db.claim("w", {"report", "needs \"quoting\""}, 10, q.name());
+  BOOST_REQUIRE(reports.size() == 1u);
+  BOOST_TEST(reports[0].id == report);
+  BOOST_TEST(db.claim("w", {"email"}, 2, q.name()).size() == 2u);
+  BOOST_TEST(db.claim("w", {"email"}, 2, q.name()).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(complete_with_a_result_stores_the_result)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  BOOST_REQUIRE(db.claim("w", {}, 1, q.name()).size() == 1u);
+  db.complete(id, "w", {{"answer", 42}});
+  std::optional<pgjq::job> j = db.get_job(id);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->status == pgjq::job_status::completed);
+  BOOST_REQUIRE(j->result().has_value());
+  BOOST_TEST((*j->result())["answer"] == 42);
+  BOOST_TEST(j->finished_at.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(complete_batch_completes_every_job_and_returns_the_count)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::vector<std::int64_t> ids = db.enqueue_batch("t", objects(3), q.into());
+  std::vector<pgjq::job> jobs = db.claim("w", {}, 10, q.name());
+  BOOST_REQUIRE(jobs.size() == 3u);
+  BOOST_TEST(db.complete_batch(ids, "w") == 3);
+  pgjq::queue_stats s = stats_of(db, q);
+  BOOST_TEST(s.completed == 3);
+  BOOST_TEST(s.claimed + s.running + s.pending == 0);
+}
+
+BOOST_AUTO_TEST_CASE(fail_returns_pending_while_attempts_remain_and_failed_at_the_last)
+{
+  pgjq::queue_options qo;
+  qo.max_attempts = 2;
+  scoped_queue q(qo);
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  BOOST_REQUIRE(db.claim("w", {}, 1, q.name()).size() == 1u);
+  BOOST_TEST(db.fail(id, "w", "first", std::chrono::microseconds(0)) == pgjq::job_status::pending);
+  std::vector<pgjq::job> again = db.claim("w", {}, 1, q.name());
+  BOOST_REQUIRE(again.size() == 1u);
+  BOOST_TEST(again[0].last_error.value_or("") == "first");
+  BOOST_TEST(db.fail(id, "w", "second") == pgjq::job_status::failed);
+  std::optional<pgjq::job> j = db.get_job(id);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->status == pgjq::job_status::failed);
+  BOOST_TEST(j->attempts == 2);
+  BOOST_TEST(j->last_error.value_or("") == "second");
+}
+
+BOOST_AUTO_TEST_CASE(fail_with_a_delay_schedules_the_retry_for_later)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  BOOST_REQUIRE(db.claim("w", {}, 1, q.name()).size() == 1u);
+  BOOST_TEST(db.fail(id, "w", "later", std::chrono::hours(1)) == pgjq::job_status::pending);
+  BOOST_TEST(db.claim("w", {}, 1, q.name()).empty());
+  BOOST_TEST(stats_of(db, q).scheduled == 1);
+}
+
+BOOST_AUTO_TEST_CASE(progress_and_its_stage_are_recorded)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  BOOST_REQUIRE(db.claim("w", {}, 1, q.name()).size() == 1u);
+  db.progress(id, "w", 40, std::string("halfway"));
+  std::optional<pgjq::job> j = db.get_job(id);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->progress.value_or(-1) == 40);
+  BOOST_TEST(j->current_stage.value_or("") == "halfway");
+}
+
+BOOST_AUTO_TEST_CASE(heartbeat_extends_the_lease)
+{
+  pgjq::queue_options qo;
+  qo.lease = std::chrono::seconds(60);
+  scoped_queue q(qo);
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  std::vector<pgjq::job> jobs = db.claim("w", {}, 1, q.name());
+  BOOST_REQUIRE(jobs.size() == 1u);
+  BOOST_REQUIRE(jobs[0].lease_expires_at.has_value());
+  std::this_thread::sleep_for(50ms);
+  const pgjq::time_point expiry = db.heartbeat(id, "w");
+  BOOST_TEST((expiry > *jobs[0].lease_expires_at));
+  std::optional<pgjq::job> j = db.get_job(id);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST((j->lease_expires_at == expiry));
+}
+
+BOOST_AUTO_TEST_CASE(cancel_returns_true_for_a_live_job_and_false_once_it_finished)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  BOOST_TEST(db.cancel(id));
+  std::optional<pgjq::job> j = db.get_job(id);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->status == pgjq::job_status::cancelled);
+  BOOST_TEST(!db.cancel(id));
+}
+
+BOOST_AUTO_TEST_CASE(retry_sends_a_dead_lettered_job_back_to_pending)
+{
+  pgjq::queue_options qo;
+  qo.max_attempts = 1;
+  scoped_queue q(qo);
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  BOOST_REQUIRE(db.claim("w", {}, 1, q.name()).size() == 1u);
+  BOOST_REQUIRE(db.fail(id, "w", "boom") == pgjq::job_status::failed);
+  db.retry(id);
+  std::optional<pgjq::job> j = db.get_job(id);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->status == pgjq::job_status::pending);
+  BOOST_TEST(db.claim("w", {}, 1, q.name()).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_job_scheduled_for_later_is_not_claimed_before_its_time)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  pgjq::enqueue_options o = q.into();
+  o.run_at = pgjq::clock::now() + std::chrono::hours(1);
+  const std::int64_t id = db.enqueue("t", empty, o);
+  BOOST_TEST(db.claim("w", {}, 10, q.name()).empty());
+  pgjq::queue_stats s = stats_of(db, q);
+  BOOST_TEST(s.scheduled == 1);
+  BOOST_TEST(s.pending == 0);
+  std::optional<pgjq::job> j = db.get_job(id);
+  BOOST_REQUIRE(j.has_value());
+  // The timestamp travelled as text in UTC and came back as epoch seconds: same instant to the microsecond.
+  const auto delta = std::chrono::duration_cast<std::chrono::microseconds>(j->run_at - *o.run_at).count();
+  BOOST_TEST(std::abs(delta) <= 1);
+}
+
+BOOST_AUTO_TEST_CASE(queue_administration_round_trips_through_stats)
+{
+  pgjq::queue_options qo;
+  qo.max_pending = 10;
+  qo.fifo = true;
+  qo.retry_base = 50ms;
+  scoped_queue q(qo);
+  pgjq::connection db(conninfo());
+  pgjq::queue_stats s = stats_of(db, q);
+  BOOST_TEST(s.max_pending.value_or(0) == 10);
+  BOOST_TEST(s.fifo);
+  BOOST_TEST(!s.paused);
+
+  pgjq::queue_options change;
+  change.fifo = false;
+  change.clear_max_pending = true;
+  db.alter_queue(q.name(), change);
+  s = stats_of(db, q);
+  BOOST_TEST(!s.fifo);
+  BOOST_TEST(!s.max_pending.has_value());
+
+  db.pause_queue(q.name());
+  BOOST_TEST(stats_of(db, q).paused);
+  db.enqueue("t", empty, q.into());
+  BOOST_TEST(db.claim("w", {}, 10, q.name()).empty());
+  db.resume_queue(q.name());
+  BOOST_TEST(!stats_of(db, q).paused);
+  BOOST_TEST(db.claim("w", {}, 10, q.name()).size() == 1u);
+
+  bool listed = false;
+  for (const pgjq::queue_stats &each : db.stats())
+    listed = listed || each.queue == q.name();
+  BOOST_TEST(listed);
+
+  const std::string extra = q.name() + "x";
+  db.create_queue(extra);
+  BOOST_TEST(db.stats(extra).has_value());
+  db.drop_queue(extra);
+  BOOST_TEST(!db.stats(extra).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(stats_count_jobs_by_state)
+{
+  pgjq::queue_options qo;
+  qo.max_attempts = 1;
+  scoped_queue q(qo);
+  pgjq::connection db(conninfo());
+  const std::vector<std::int64_t> ids = db.enqueue_batch("t", objects(5), q.into());
+  std::vector<pgjq::job> jobs = db.claim("w", {}, 3, q.name());
+  BOOST_REQUIRE(jobs.size() == 3u);
+  db.complete(jobs[0].id, "w");
+  db.fail(jobs[1].id, "w", "x");
+  db.cancel(ids[4]);
+  pgjq::queue_stats s = stats_of(db, q);
+  BOOST_TEST(s.completed == 1);
+  BOOST_TEST(s.failed == 1);
+  BOOST_TEST(s.cancelled == 1);
+  BOOST_TEST(s.claimed + s.running == 1);
+  BOOST_TEST(s.pending == 1);
+  BOOST_TEST(s.oldest_runnable_age.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(recover_stale_returns_expired_leases_to_pending_and_prune_deletes_old_jobs)
+{
+  pgjq::queue_options qo;
+  qo.lease = 100ms;
+  scoped_queue q(qo);
+  pgjq::connection db(conninfo());
+  const std::int64_t stale = db.enqueue("t", empty, q.into());
+  BOOST_REQUIRE(db.claim("w", {}, 1, q.name()).size() == 1u);
+  std::this_thread::sleep_for(400ms);
+  BOOST_TEST(db.recover_stale() >= 1);
+  std::optional<pgjq::job> j = db.get_job(stale);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->status == pgjq::job_status::pending);
+
+  const std::int64_t done = db.enqueue("t", empty, q.into());
+  BOOST_TEST(db.cancel(done));
+  std::this_thread::sleep_for(50ms);
+  BOOST_TEST(db.prune(std::chrono::microseconds(1)) >= 1);
+  BOOST_TEST(!db.get_job(done).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(listen_receives_the_new_job_notification_with_the_queue_name)
+{
+  scoped_queue q;
+  pgjq::connection listener(conninfo());
+  pgjq::connection producer(conninfo());
+  listener.listen(pgjq::new_job_channel);
+  producer.enqueue("t", empty, q.into());
+  std::optional<pgjq::notification> n;
+  // Other tests' queues may notify too: look for ours.
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline)
+  {
+    n = listener.wait_for_notification(1s);
+    if (n && n->payload == q.name())
+      break;
+  }
+  BOOST_REQUIRE(n.has_value());
+  BOOST_TEST(n->channel == pgjq::new_job_channel);
+  BOOST_TEST(n->payload == q.name());
+}
+
+BOOST_AUTO_TEST_CASE(job_finished_notification_names_the_job_queue_and_status)
+{
+  scoped_queue q;
+  pgjq::connection listener(conninfo());
+  pgjq::connection db(conninfo());
+  listener.listen(pgjq::job_finished_channel);
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  BOOST_REQUIRE(db.claim("w", {}, 1, q.name()).size() == 1u);
+  db.complete(id, "w");
+  std::optional<pgjq::notification> n = listener.wait_for_notification(5s);
+  BOOST_REQUIRE(n.has_value());
+  const nlohmann::json payload = nlohmann::json::parse(n->payload);
+  BOOST_TEST(payload["id"] == id);
+  BOOST_TEST(payload["queue"] == q.name());
+  BOOST_TEST(payload["status"] == "completed");
+}
+
+BOOST_AUTO_TEST_CASE(wait_for_completion_returns_the_result_set_by_another_session)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  std::thread finisher([&] {
+    pgjq::connection w(conninfo());
+    w.claim("w", {}, 1, q.name());
+    std::this_thread::sleep_for(300ms);
+    w.complete(id, "w", {{"ok", true}});
+  });
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<pgjq::job> j = db.wait_for_completion(id, 10s);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  finisher.join();
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->status == pgjq::job_status::completed);
+  BOOST_REQUIRE(j->result().has_value());
+  BOOST_TEST((*j->result())["ok"] == true);
+  BOOST_TEST_MESSAGE("wait_for_completion returned after "
+                     << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
+  BOOST_TEST((waited < 5s)); // woken by the notification, far before the 10 s timeout
+}
+
+BOOST_AUTO_TEST_CASE(wait_for_completion_returns_at_once_for_a_job_that_already_finished)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  db.cancel(id);
+  std::optional<pgjq::job> j = db.wait_for_completion(id, 0ms);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->status == pgjq::job_status::cancelled);
+}
+
+BOOST_AUTO_TEST_CASE(wait_for_completion_returns_nothing_after_the_timeout)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  BOOST_TEST(!db.wait_for_completion(id, 200ms).has_value());
+  // It did not stay subscribed: later finishes would pile up in this session's libpq buffer.
+  PGresult *res = PQexec(db.native_handle(), "SELECT count(*) FROM pg_catalog.pg_listening_channels()");
+  BOOST_REQUIRE(PQresultStatus(res) == PGRES_TUPLES_OK);
+  BOOST_TEST(std::string(PQgetvalue(res, 0, 0)) == "0");
+  PQclear(res);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -26,6 +26,24 @@ inline Datum entry(FunctionCallInfo fcinfo, Impl impl)
     pg_unreachable();
 }
 
+// The same bridge for a background worker's main: a C++ exception must not reach the postmaster as an
+// abort() (that restarts the whole cluster); it becomes FATAL, exit code 1, and a restart of this
+// worker alone after bgw_restart_time.
+template <typename Main>
+inline void worker_entry(const char* who, Main main)
+{
+    char message[256];
+    try {
+        main();
+        return;
+    } catch (const std::exception& e) {
+        strlcpy(message, e.what(), sizeof message);
+    } catch (...) {
+        strlcpy(message, "unknown C++ exception", sizeof message);
+    }
+    ereport(FATAL, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: %s", who, message)));
+}
+
 } // namespace pgjq
 
 #define PGJQ_FUNCTION(sql_name)                                                        \

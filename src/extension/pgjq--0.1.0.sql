@@ -379,3 +379,37 @@ CREATE FUNCTION pgjq.revoke_admin(role_name name) RETURNS void LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
     BEGIN ATOMIC SELECT pgjq.set_capability(role_name, 'admin', false); END;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA pgjq FROM PUBLIC;
+
+-- ====================================================================================================
+-- Background worker (maintenance_worker.cpp, launcher.cpp, worker_*.cpp; docs/background-worker.md).
+-- Keep this section last.
+-- ====================================================================================================
+
+-- Delayed jobs only (enqueued with a future run_at, or waiting out a retry backoff): what the worker
+-- reads to notify a queue when its jobs fall due. Jobs enqueued for "now" have run_at = created_at and
+-- stay out of it; heartbeats touch none of its columns, so they remain HOT updates.
+CREATE INDEX live_jobs_scheduled_idx ON pgjq.live_jobs (run_at) WHERE status = 'pending' AND run_at > created_at;
+
+-- Wakes the database's worker at commit when a job becomes due before the worker's next planned pass.
+-- Fires only for delayed jobs; an ordinary enqueue, a claim or a heartbeat never fires it.
+CREATE FUNCTION pgjq.wake_maintenance() RETURNS trigger LANGUAGE c AS 'MODULE_PATHNAME', 'pgjq_wake_maintenance';
+CREATE TRIGGER wake_maintenance_on_schedule BEFORE INSERT OR UPDATE OF status, run_at ON pgjq.live_jobs
+    FOR EACH ROW WHEN (NEW.status = 'pending' AND NEW.run_at > now()) EXECUTE FUNCTION pgjq.wake_maintenance();
+
+-- One row for the launcher (when preloaded) and one per database served now or since the server started.
+CREATE FUNCTION pgjq.worker_status()
+    RETURNS TABLE (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
+                   next_wake timestamptz, jobs_recovered bigint, jobs_notified bigint, jobs_pruned bigint,
+                   errors bigint, last_error text, last_error_at timestamptz, stopped boolean)
+    LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'pgjq_worker_status';
+-- Starts the maintenance worker of the current database (returns its pid; the running one's if any).
+CREATE FUNCTION pgjq.start_worker() RETURNS integer LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'pgjq_start_worker';
+-- Stops it until pgjq.start_worker() or a server restart; false if none was running.
+CREATE FUNCTION pgjq.stop_worker() RETURNS boolean LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'pgjq_stop_worker';
+
+REVOKE ALL ON FUNCTION pgjq.wake_maintenance(), pgjq.worker_status(), pgjq.start_worker(), pgjq.stop_worker()
+    FROM PUBLIC;
+INSERT INTO pgjq.capabilities (capability, object, is_function) VALUES
+    ('admin', 'pgjq.worker_status()', true),
+    ('admin', 'pgjq.start_worker()', true),
+    ('admin', 'pgjq.stop_worker()', true);

@@ -1,0 +1,86 @@
+# PgjqTest.pm: shared helpers of pgjq's TAP tests (tests/t/*.pl): a throwaway cluster with pgjq, and
+# the maintenance workers as pg_stat_activity shows them.
+package PgjqTest;
+
+use strict;
+use warnings;
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our @EXPORT = qw(new_node wait_for_server maintenance_pids wait_for_maintenance wait_for_no_maintenance ids_from);
+
+# new_node(NAME, preload => 1, conf => "extra lines"): an initialized, started cluster. Fast naptimes
+# keep the tests short; each test overrides what it measures.
+sub new_node
+{
+	my ($name, %opt) = @_;
+	my $preload = exists $opt{preload} ? $opt{preload} : 1;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	my $conf = "max_worker_processes = 16\n"
+	  . "pgjq.naptime = '500ms'\n"
+	  . "pgjq.launcher_naptime = '1s'\n"
+	  . "pgjq.restart_delay = '1s'\n"
+	  . "restart_after_crash = on\n";
+	$conf .= "shared_preload_libraries = 'pgjq'\n" if $preload;
+	$conf .= $opt{conf} if defined $opt{conf};
+	$node->append_conf('postgresql.conf', $conf);
+	$node->start;
+	return $node;
+}
+
+# Waits until the server accepts connections again (after crash recovery).
+sub wait_for_server
+{
+	my ($node) = @_;
+	local $SIG{PIPE} = 'IGNORE';
+	for (my $i = 0; $i < 600; $i++)
+	{
+		my $ok = eval { $node->safe_psql('postgres', 'SELECT 1') eq '1' };
+		return 1 if $ok;
+		select(undef, undef, undef, 0.1);
+	}
+	die "node " . $node->name . " did not accept connections again";
+}
+
+# The pids (sorted, comma-separated; '' for none) of the maintenance workers connected to $db.
+sub maintenance_pids
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT coalesce(string_agg(pid::text, ',' ORDER BY pid), '') FROM pg_stat_activity"
+		  . " WHERE backend_type = 'pgjq maintenance' AND datname = '$db'");
+}
+
+# Waits until exactly one maintenance worker serves $db (and its first pass is done); returns its pid.
+sub wait_for_maintenance
+{
+	my ($node, $db, $not_pid) = @_;
+	my $other = defined $not_pid ? " AND pid <> $not_pid" : '';
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pgjq maintenance'"
+		  . " AND datname = '$db'$other")
+	  or die "no maintenance worker for database $db";
+	$node->poll_query_until($db,
+		"SELECT count(*) = 1 FROM pgjq.worker_status() WHERE datname = '$db' AND pid IS NOT NULL AND last_run IS NOT NULL"
+	) or die "the maintenance worker of $db did not run";
+	return maintenance_pids($node, $db);
+}
+
+sub wait_for_no_maintenance
+{
+	my ($node, $db) = @_;
+	return $node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'pgjq maintenance' AND datname = '$db'");
+}
+
+# The job ids in lines "NOTICE:  <tag> <id>" of a psql stderr.
+sub ids_from
+{
+	my ($text, $tag) = @_;
+	return [ $text =~ /NOTICE:\s+$tag (\d+)/g ];
+}
+
+1;

@@ -41,6 +41,7 @@ enum statement : int
   st_retry,
   st_recover_stale,
   st_prune,
+  st_complete_and_claim,
   st_count
 };
 
@@ -86,6 +87,8 @@ const statement_text statements[st_count] = {
     {"pgjq_retry", "SELECT pgjq.retry($1::bigint)"},
     {"pgjq_recover_stale", "SELECT pgjq.recover_stale()"},
     {"pgjq_prune", "SELECT pgjq.prune($1::interval)"},
+    {"pgjq_complete_and_claim", "SELECT " PGJQ_JOB_COLUMNS
+                                " FROM pgjq.complete_and_claim($1::text, $2::bigint[], $3::text[], $4::integer, $5::text)"},
 };
 
 std::string text(std::int64_t value) { return std::to_string(value); }
@@ -314,6 +317,23 @@ std::vector<job> connection::claim(const std::string &worker_id, const std::vect
                                       job_types.empty() ? std::nullopt
                                                         : std::optional<std::string>(detail::encode_text_array(job_types)),
                                       text(static_cast<std::int64_t>(batch_size)), queue});
+  std::vector<job> jobs;
+  jobs.reserve(static_cast<std::size_t>(res.rows()));
+  for (int row = 0; row < res.rows(); ++row)
+    jobs.push_back(detail::read_job(res, row));
+  return jobs;
+}
+
+std::vector<job> connection::complete_and_claim(const std::string &worker_id,
+                                                const std::vector<std::int64_t> &completed_ids,
+                                                const std::vector<std::string> &job_types, int batch_size,
+                                                const std::string &queue)
+{
+  detail::result res = run(st_complete_and_claim,
+                           {worker_id, detail::encode_int64_array(completed_ids),
+                            job_types.empty() ? std::nullopt
+                                              : std::optional<std::string>(detail::encode_text_array(job_types)),
+                            text(static_cast<std::int64_t>(batch_size)), queue});
   std::vector<job> jobs;
   jobs.reserve(static_cast<std::size_t>(res.rows()));
   for (int row = 0; row < res.rows(); ++row)

@@ -1,9 +1,10 @@
 // worker.cpp: the worker runtime. Each runner thread owns a connection: it LISTENs on pgjq_new_job,
-// claims a batch, runs the handlers one by one, fails what threw, completes what succeeded with a single
-// complete_batch, and sleeps on the socket until a NOTIFY, the idle timeout or a stop. The heartbeats
-// are the lease_keeper's; the stop flag and signals are stop_signal's.
+// claims a batch, runs the handlers one by one, fails what threw, completes what succeeded together with
+// its next claim (one complete_and_claim call), and sleeps on the socket until a NOTIFY, the idle timeout
+// or a stop. The heartbeats are the lease_keeper's; the stop flag and signals are stop_signal's.
 #include <pgjq/worker.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 #include <unistd.h>
@@ -73,7 +74,7 @@ public:
       try
       {
         ensure_connection();
-        std::vector<job> jobs = m_conn->claim(m_worker_id, m_types, m_w.options.batch_size, m_w.options.queue);
+        std::vector<job> jobs = next_batch();
         delay = m_w.options.reconnect_min;
         if (jobs.empty())
         {
@@ -99,9 +100,53 @@ public:
         delay = std::min(delay * 2, m_w.options.reconnect_max);
       }
     }
+    // Stopping: the successes of the last batch are completed now rather than with a next claim.
+    flush_done();
   }
 
 private:
+  // Claims the next batch. The previous batch's successes are completed in the same call and commit
+  // (pgjq.complete_and_claim): at small batches the commit is most of a batch's cost. If that call is
+  // refused (a job was cancelled or lost meanwhile: it is all or nothing), the successes are completed
+  // on their own (one by one if need be) and the claim is made alone.
+  std::vector<job> next_batch()
+  {
+    if (!m_done.empty())
+    {
+      try
+      {
+        std::vector<job> jobs =
+            m_conn->complete_and_claim(m_worker_id, m_done, m_types, m_w.options.batch_size, m_w.options.queue);
+        m_w.completed += m_done.size();
+        release_done();
+        return jobs;
+      }
+      catch (const connection_lost &)
+      {
+        throw; // reconnect and try again: the leases are still ours and heartbeated
+      }
+      catch (const std::exception &)
+      {
+        flush_done();
+      }
+    }
+    return m_conn->claim(m_worker_id, m_types, m_w.options.batch_size, m_w.options.queue);
+  }
+
+  void flush_done()
+  {
+    complete_succeeded(m_done, m_done_held);
+    release_done();
+  }
+
+  void release_done()
+  {
+    for (const auto &h : m_done_held)
+      m_keeper.release(h->id);
+    m_done.clear();
+    m_done_held.clear();
+  }
+
   void ensure_connection()
   {
     if (m_conn && !m_broken && m_conn->is_open())
@@ -166,9 +211,19 @@ private:
           }) == outcome::done)
         ++m_w.released;
     }
-    complete_succeeded(succeeded, held);
+    // The successes stay held (and heartbeated) until the next claim completes them.
     for (const auto &h : held)
-      m_keeper.release(h->id);
+    {
+      if (std::find(succeeded.begin(), succeeded.end(), h->id) != succeeded.end())
+      {
+        m_done.push_back(h->id);
+        m_done_held.push_back(h);
+      }
+      else
+        m_keeper.release(h->id);
+    }
+    if (m_w.stop.requested())
+      flush_done();
   }
 
   void run_one(const job &j, const std::shared_ptr<detail::held_job> &h, std::vector<std::int64_t> &succeeded)
@@ -312,6 +367,8 @@ private:
   std::vector<std::string> m_types;
   std::unique_ptr<connection> m_conn;
   bool m_broken = false;
+  std::vector<std::int64_t> m_done;                         // succeeded, to be completed by the next claim
+  std::vector<std::shared_ptr<detail::held_job>> m_done_held;
 };
 
 } // namespace

@@ -1,5 +1,5 @@
 // test_worker.cpp: the worker runtime: handlers, NOTIFY wake-up, retries to the dead letter, results and
-// progress, cancellation, one complete_batch per claimed batch, graceful shutdown by stop() and SIGTERM.
+// progress, cancellation, successes completed with the next claim, graceful shutdown by stop() and SIGTERM.
 #include "fixture.hpp"
 
 #include <csignal>
@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE(a_cancelled_running_job_stops_being_heartbeated)
   BOOST_TEST(w.stats().completed == 0u);
 }
 
-BOOST_AUTO_TEST_CASE(successes_are_completed_with_one_complete_batch_call_per_claimed_batch)
+BOOST_AUTO_TEST_CASE(successes_are_completed_together_with_the_next_claim_never_one_call_per_job)
 {
   scoped_queue q;
   pgjq::connection db(conninfo());
@@ -182,11 +182,13 @@ BOOST_AUTO_TEST_CASE(successes_are_completed_with_one_complete_batch_call_per_cl
   };
   // Settle the counts of earlier tests' sessions, which are flushed when they end.
   std::this_thread::sleep_for(1500ms);
-  const std::int64_t batch_before = calls("complete_batch"), single_before = calls("complete");
+  const std::int64_t loop_before = calls("complete_and_claim"), batch_before = calls("complete_batch"),
+                     single_before = calls("complete");
 
   db.enqueue_batch("t", objects(20), q.into());
   pgjq::worker_options o = worker_options_for(q);
   o.batch_size = 10;
+  o.idle_timeout = 60s; // no idle re-claims while the test counts
   pgjq::worker w(o);
   w.on("t", [](pgjq::job_context &) {});
   {
@@ -194,8 +196,10 @@ BOOST_AUTO_TEST_CASE(successes_are_completed_with_one_complete_batch_call_per_cl
     BOOST_REQUIRE(wait_until([&] { return stats_of(db, q).completed == 20; }, 20s));
   } // the worker's sessions end here and flush their function statistics
   BOOST_TEST(w.stats().completed == 20u);
-  BOOST_REQUIRE(wait_until([&] { return calls("complete_batch") - batch_before >= 2; }, 10s));
-  BOOST_TEST(calls("complete_batch") - batch_before == 2);
+  // two batches of 10: the second claim completes the first batch, a third (empty) claim the second
+  BOOST_REQUIRE(wait_until([&] { return calls("complete_and_claim") - loop_before >= 2; }, 10s));
+  BOOST_TEST(calls("complete_and_claim") - loop_before == 2);
+  BOOST_TEST(calls("complete_batch") - batch_before == 0);
   BOOST_TEST(calls("complete") - single_before == 0);
 }
 

@@ -69,6 +69,11 @@ public:
   // Leases up to batch_size runnable jobs of the given types (all types when empty) to worker_id.
   std::vector<job> claim(const std::string &worker_id, const std::vector<std::string> &job_types = {},
                          int batch_size = 10, const std::string &queue = "default");
+  // A worker's loop in one call and one commit: completes completed_ids (all or nothing, as complete_batch;
+  // empty completes nothing) and claims the next batch (as claim).
+  std::vector<job> complete_and_claim(const std::string &worker_id, const std::vector<std::int64_t> &completed_ids,
+                                      const std::vector<std::string> &job_types = {}, int batch_size = 10,
+                                      const std::string &queue = "default");
   void complete(std::int64_t job_id, const std::string &worker_id);
   void complete(std::int64_t job_id, const std::string &worker_id, const nlohmann::json &result);
   void complete_raw(std::int64_t job_id, const std::string &worker_id, const std::string &result_json);

@@ -1,7 +1,7 @@
 # Shared shell helpers for scripts/*.sh: dependency install, the unprivileged re-exec, throwaway clusters.
 # Sourced, never run. Everything here is idempotent.
 
-PGJQ_PACKAGES=(make g++ pkg-config postgresql-15 postgresql-server-dev-15 libpq-dev
+PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-15 postgresql-server-dev-15 libpq-dev
                libboost-test-dev nlohmann-json3-dev libipc-run-perl)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -37,9 +37,10 @@ include $(PGXS)
 # PGJQ_EXTENSION_ONLY=1 leaves them out (scripts/stage.sh installs just the extension).
 ifndef PGJQ_EXTENSION_ONLY
 -include src/client/client.mk
+-include src/bench/bench.mk
 endif
 
-.PHONY: stage test demo
+.PHONY: stage test demo bench
 stage: all
 	bash scripts/stage.sh
 
@@ -48,3 +49,7 @@ test:
 
 demo:
 	bash scripts/demo.sh
+
+# Benchmarks (never part of the tests or CI): pgjq against the seed recipe and the peers, see docs/benchmarks.md
+bench:
+	bash scripts/bench.sh

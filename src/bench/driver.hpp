@@ -1,0 +1,88 @@
+// driver.hpp: what a scenario asks of a job queue, so that the same scenario code drives pgjq (through its
+// C++ client, pgjq_driver.cpp) and the seed recipe (through plain libpq, recipe_driver.cpp).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "bench.hpp"
+
+namespace pgjq::bench
+{
+
+// One client session of a queue: a producer or a worker. Used by one thread.
+class session
+{
+public:
+  virtual ~session() = default;
+  // One job in its own transaction (autocommit).
+  virtual void enqueue_one(std::int64_t i) = 0;
+  // Jobs first .. first+n-1 in one call (one transaction).
+  virtual void enqueue_batch(std::int64_t first, int n) = 0;
+  // One job, refused when the queue holds the driver's backpressure limit; false when refused.
+  virtual bool enqueue_backpressured(std::int64_t i) = 0;
+  // Claims up to batch jobs for this session; they are held until completed. Returns how many.
+  virtual int claim(int batch) = 0;
+  // Completes the held jobs (one call: complete for one job, a batch completion for more). Returns how many.
+  virtual int complete_held() = 0;
+  // Completes the held jobs and claims the next batch; returns how many were claimed. The default is two
+  // calls; pgjq uses complete_and_claim (one call, one commit) when the server has it.
+  virtual int complete_and_claim(int batch)
+  {
+    complete_held();
+    return claim(batch);
+  }
+};
+
+// Sizes of a queue's tables, in bytes (table + indexes + TOAST).
+struct table_sizes
+{
+  std::int64_t queue = 0;    // the tables workers touch (pgjq: live_jobs + queue_depth; recipe: jobs)
+  std::int64_t history = 0;  // where finished jobs go (pgjq: finished_jobs; recipe: none, they stay in jobs)
+};
+
+// Starts an idle worker for the latency scenario; on_start(i) is called as the handler of job i starts.
+class latency_worker
+{
+public:
+  virtual ~latency_worker() = default;
+  // Blocks until the worker is idle again after the handler that started last (so the next job finds it
+  // asleep: on LISTEN for pgjq, between polls for the recipe).
+  virtual void wait_idle() = 0;
+  virtual void stop() = 0;
+};
+
+class driver
+{
+public:
+  virtual ~driver() = default;
+  virtual std::string name() const = 0;
+  // How workers claim and complete, printed in the report.
+  virtual std::string worker_path() const = 0;
+  // Drops and recreates the queue: empty tables, fresh statistics.
+  virtual void reset() = 0;
+  virtual std::unique_ptr<session> open(int index) = 0;
+  // Sets the backpressure limit used by enqueue_backpressured.
+  virtual void set_backpressure(std::int64_t max_pending) = 0;
+  virtual void vacuum_analyze() = 0;
+  virtual table_sizes sizes() = 0;
+  // Which table holds what of sizes().queue, for the report ("live_jobs 1.2 MB + queue_depth 0.1 MB").
+  virtual std::string size_detail() { return {}; }
+  // Dead tuples in the queue tables (pgstattuple when available, else pg_stat_user_tables).
+  virtual std::int64_t dead_tuples() = 0;
+  virtual std::int64_t pending() = 0;
+  virtual std::unique_ptr<latency_worker> start_latency_worker(std::function<void(std::int64_t)> on_start) = 0;
+  // Admin session on the driver's database (CHECKPOINT, old snapshots, sizes).
+  virtual pg_session &admin() = 0;
+  virtual const std::string &conninfo() const = 0;
+};
+
+std::unique_ptr<driver> make_pgjq_driver(const std::string &conninfo);
+// recipe_sql: the text of seed_recipe.sql, run to (re)create the recipe's table and functions.
+// poll_ms: how often an idle recipe worker polls (the recipe has no notification).
+std::unique_ptr<driver> make_recipe_driver(const std::string &conninfo, const std::string &recipe_sql, int poll_ms);
+
+} // namespace pgjq::bench

@@ -1,0 +1,454 @@
+// scenarios.cpp: the measurements of issue 5, written once against the driver interface so that pgjq and
+// the seed recipe go through exactly the same steps, timers and sizes. Every timed run starts from a reset
+// queue (or a known state) after a CHECKPOINT, so that one run's leftovers do not bill the next.
+#include "scenarios.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+namespace pgjq::bench
+{
+
+void results::add(const std::string &id, const std::string &label, const std::string &unit, bool higher_is_better,
+                  const std::string &system, const summary &value, const std::string &note)
+{
+  figures.push_back(figure{id, label, unit, higher_is_better, system, value, note});
+}
+
+const figure *results::find(const std::string &id, const std::string &system) const
+{
+  for (const figure &f : figures)
+    if (f.id == id && f.system == system)
+      return &f;
+  return nullptr;
+}
+
+namespace
+{
+
+void progress(const driver &d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void progress(const driver &d, const char *fmt, ...)
+{
+  std::fprintf(stderr, "  [%s] ", d.name().c_str());
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', stderr);
+}
+
+void checkpoint(driver &d) { d.admin().exec("CHECKPOINT"); }
+
+std::vector<std::unique_ptr<session>> open_sessions(driver &d, int n, int first_index = 0)
+{
+  std::vector<std::unique_ptr<session>> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back(d.open(first_index + i));
+  return out;
+}
+
+// Enqueues jobs first .. first+n-1 in calls of `chunk`, spread over `connections` sessions. Returns seconds.
+double load(driver &d, std::int64_t first, std::int64_t n, int connections, int chunk = 1000)
+{
+  auto sessions = open_sessions(d, connections, 100);
+  std::atomic<std::int64_t> next{0};
+  const auto t0 = steady::now();
+  run_threads(connections, [&](int w) {
+    for (;;)
+    {
+      const std::int64_t at = next.fetch_add(chunk);
+      if (at >= n)
+        break;
+      sessions[static_cast<std::size_t>(w)]->enqueue_batch(first + at,
+                                                           static_cast<int>(std::min<std::int64_t>(chunk, n - at)));
+    }
+  });
+  return seconds_between(t0, steady::now());
+}
+
+// Workers claim `batch`, run a no-op handler and complete, until the queue is empty. Returns seconds and
+// the number of jobs completed.
+double drain(driver &d, int workers, int batch, std::int64_t &completed_out)
+{
+  auto sessions = open_sessions(d, workers);
+  std::atomic<std::int64_t> completed{0};
+  const auto t0 = steady::now();
+  run_threads(workers, [&](int w) {
+    session &s = *sessions[static_cast<std::size_t>(w)];
+    int n = s.claim(batch);
+    while (n > 0)
+    {
+      const int done = n; // the no-op handler has run for each
+      n = s.complete_and_claim(batch);
+      completed += done;
+    }
+  });
+  const double secs = seconds_between(t0, steady::now());
+  completed_out = completed.load();
+  return secs;
+}
+
+std::string jobs_note(std::int64_t jobs, int runs) { return std::to_string(jobs) + " jobs, " + std::to_string(runs) + " runs"; }
+
+double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
+
+} // namespace
+
+void scenario_enqueue(driver &d, const config &c, results &r)
+{
+  struct variant
+  {
+    int per_call;
+    std::int64_t jobs;
+    const char *id;
+    const char *label;
+  };
+  const variant variants[] = {
+      {1, c.enqueue_single_jobs, "enqueue_1", "enqueue, 1 job per transaction, 4 connections"},
+      {100, c.enqueue_b100_jobs, "enqueue_100", "enqueue, 100 per call, 4 connections"},
+      {1000, c.enqueue_b1000_jobs, "enqueue_1000", "enqueue, 1000 per call, 4 connections"},
+  };
+  for (const variant &v : variants)
+  {
+    std::vector<double> rates;
+    for (int run = 0; run < c.runs; ++run)
+    {
+      d.reset();
+      checkpoint(d);
+      auto sessions = open_sessions(d, c.enqueue_connections);
+      std::atomic<std::int64_t> next{0};
+      const auto t0 = steady::now();
+      run_threads(c.enqueue_connections, [&](int w) {
+        session &s = *sessions[static_cast<std::size_t>(w)];
+        for (;;)
+        {
+          const std::int64_t at = next.fetch_add(v.per_call);
+          if (at >= v.jobs)
+            break;
+          if (v.per_call == 1)
+            s.enqueue_one(at);
+          else
+            s.enqueue_batch(at, static_cast<int>(std::min<std::int64_t>(v.per_call, v.jobs - at)));
+        }
+      });
+      rates.push_back(static_cast<double>(v.jobs) / seconds_between(t0, steady::now()));
+      progress(d, "%s run %d: %.0f jobs/s", v.id, run + 1, rates.back());
+    }
+    r.add(v.id, v.label, "jobs/s", true, d.name(), summarize(rates), jobs_note(v.jobs, c.runs));
+  }
+}
+
+void scenario_drain(driver &d, const config &c, results &r)
+{
+  const std::pair<int, std::int64_t> variants[] = {{1, c.drain_jobs_b1}, {10, c.drain_jobs_b10}, {100, c.drain_jobs_b100}};
+  for (const auto &[batch, jobs] : variants)
+  {
+    std::vector<double> rates;
+    for (int run = 0; run < c.runs; ++run)
+    {
+      d.reset();
+      load(d, 0, jobs, 2);
+      d.vacuum_analyze();
+      checkpoint(d);
+      std::int64_t completed = 0;
+      const double secs = drain(d, c.drain_workers, batch, completed);
+      if (completed != jobs)
+        progress(d, "WARNING: drain completed %lld of %lld jobs", static_cast<long long>(completed),
+                 static_cast<long long>(jobs));
+      rates.push_back(static_cast<double>(completed) / secs);
+      progress(d, "drain batch %d run %d: %.0f jobs/s", batch, run + 1, rates.back());
+    }
+    const std::string id = "drain_b" + std::to_string(batch);
+    r.add(id, "drain, claim batch " + std::to_string(batch) + ", " + std::to_string(c.drain_workers) + " workers",
+          "jobs/s", true, d.name(), summarize(rates), jobs_note(jobs, c.runs));
+  }
+}
+
+void scenario_e2e(driver &d, const config &c, results &r)
+{
+  std::vector<double> enq, drn, total;
+  for (int run = 0; run < c.runs; ++run)
+  {
+    d.reset();
+    checkpoint(d);
+    const double t_enq = load(d, 0, c.e2e_jobs, 1, 1000);
+    std::int64_t completed = 0;
+    const double t_drain = drain(d, c.drain_workers, 100, completed);
+    enq.push_back(static_cast<double>(c.e2e_jobs) / t_enq);
+    drn.push_back(static_cast<double>(completed) / t_drain);
+    total.push_back(static_cast<double>(completed) / (t_enq + t_drain));
+    progress(d, "e2e run %d: enqueue %.0f, drain %.0f, total %.0f jobs/s", run + 1, enq.back(), drn.back(),
+             total.back());
+  }
+  const std::string n = jobs_note(c.e2e_jobs, c.runs);
+  r.add("e2e_enqueue", "end to end: enqueue, 1000 per call, 1 connection", "jobs/s", true, d.name(), summarize(enq), n);
+  r.add("e2e_drain", "end to end: then drain, batch 100, " + std::to_string(c.drain_workers) + " workers", "jobs/s",
+        true, d.name(), summarize(drn), n);
+  r.add("e2e_total", "end to end: jobs / (enqueue time + drain time)", "jobs/s", true, d.name(), summarize(total), n);
+}
+
+void scenario_steady(driver &d, const config &c, results &r)
+{
+  std::vector<double> rate, enq_rate, backlog, start_mb, end_mb, growth, history_mb, dead;
+  std::string detail_last;
+  for (int run = 0; run < c.steady_runs; ++run)
+  {
+    d.reset();
+    load(d, 0, c.steady_prefill, 1);
+    d.vacuum_analyze();
+    checkpoint(d);
+    const table_sizes before = d.sizes();
+    const std::int64_t pending_before = d.pending();
+
+    const int producers = c.steady_producers, workers = c.steady_workers;
+    auto sessions = open_sessions(d, producers + workers);
+    std::atomic<bool> stop{false};
+    std::atomic<std::int64_t> next{c.steady_prefill}, enqueued{0}, completed{0};
+    std::int64_t completed_in_window = 0, enqueued_in_window = 0;
+    std::vector<steady_point> series;
+    const auto t0 = steady::now();
+    run_threads(producers + workers + 1, [&](int i) {
+      if (i < producers)
+      {
+        session &s = *sessions[static_cast<std::size_t>(i)];
+        while (!stop)
+        {
+          s.enqueue_batch(next.fetch_add(c.steady_per_txn), c.steady_per_txn);
+          enqueued += c.steady_per_txn;
+        }
+      }
+      else if (i < producers + workers)
+      {
+        session &s = *sessions[static_cast<std::size_t>(i)];
+        int n = s.claim(c.steady_batch);
+        while (!stop)
+        {
+          if (n == 0)
+          {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            n = s.claim(c.steady_batch);
+            continue;
+          }
+          const int done = n;
+          n = s.complete_and_claim(c.steady_batch);
+          completed += done;
+        }
+        s.complete_held();
+      }
+      else
+      {
+        // The monitor: sizes once a second (pg_total_relation_size only stats files: no effect on the run).
+        pg_session mon(d.conninfo());
+        const std::string q = d.name() == "pgjq"
+                                  ? "SELECT pg_total_relation_size('pgjq.live_jobs') + "
+                                    "pg_total_relation_size('pgjq.queue_depth'), "
+                                    "pg_total_relation_size('pgjq.finished_jobs')"
+                                  : "SELECT pg_total_relation_size('jobs'), 0";
+        for (int sec = 0;; ++sec)
+        {
+          const double t = seconds_between(t0, steady::now());
+          result_guard res(mon.query(q));
+          series.push_back(steady_point{t, std::atof(res.value(0, 0)) / 1048576.0, std::atof(res.value(0, 1)) / 1048576.0,
+                                        pending_before + enqueued.load() - completed.load()});
+          if (sec >= c.steady_seconds)
+            break;
+          std::this_thread::sleep_until(t0 + std::chrono::seconds(sec + 1));
+        }
+        completed_in_window = completed.load();
+        enqueued_in_window = enqueued.load();
+        stop = true;
+      }
+    });
+    const double secs = series.back().t;
+    const table_sizes after = d.sizes();
+    const std::int64_t pending_after = d.pending();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const double dead_after = static_cast<double>(d.dead_tuples());
+    const std::string detail = d.size_detail();
+    detail_last = detail;
+    if (!detail.empty())
+      progress(d, "steady run %d: queue tables at end: %s", run + 1, detail.c_str());
+
+    rate.push_back(static_cast<double>(completed_in_window) / secs);
+    enq_rate.push_back(static_cast<double>(enqueued_in_window) / secs);
+    backlog.push_back(static_cast<double>(pending_after - pending_before));
+    start_mb.push_back(static_cast<double>(before.queue) / 1048576.0);
+    end_mb.push_back(static_cast<double>(after.queue) / 1048576.0);
+    growth.push_back(static_cast<double>(after.queue) / static_cast<double>(std::max<std::int64_t>(before.queue, 1)));
+    history_mb.push_back(static_cast<double>(after.history) / 1048576.0);
+    dead.push_back(dead_after);
+    r.steady_series[d.name()] = series;
+    progress(d, "steady run %d: %.0f completed/s, %.0f enqueued/s, backlog %+lld, queue tables %.1f -> %.1f MB, "
+                "history %.1f MB, %.0f dead tuples",
+             run + 1, rate.back(), static_cast<double>(enqueued_in_window) / secs,
+             static_cast<long long>(pending_after - pending_before), start_mb.back(), end_mb.back(),
+             history_mb.back(), dead.back());
+  }
+  const std::string n = std::to_string(c.steady_runs) + " run(s) of " + std::to_string(c.steady_seconds) + " s, " +
+                        std::to_string(c.steady_producers) + " producers x " + std::to_string(c.steady_per_txn) +
+                        " jobs/txn, " + std::to_string(c.steady_workers) + " workers x batch " +
+                        std::to_string(c.steady_batch) + ", " + std::to_string(c.steady_prefill) + " jobs prefilled";
+  r.add("steady_completed", "steady: completed jobs/s", "jobs/s", true, d.name(), summarize(rate), n);
+  r.add("steady_enqueued", "steady: enqueued jobs/s (producers run flat out)", "jobs/s", true, d.name(),
+        summarize(enq_rate));
+  r.add("steady_backlog", "steady: backlog change (pending jobs, + = producers ahead)", "jobs", false, d.name(),
+        summarize(backlog));
+  r.add("steady_size_start", "steady: queue table + indexes at start", "MB", false, d.name(), summarize(start_mb));
+  r.add("steady_size_end", "steady: queue table + indexes at end", "MB", false, d.name(), summarize(end_mb),
+        detail_last);
+  r.add("steady_size_growth", "steady: queue table + indexes, end / start", "x", false, d.name(), summarize(growth));
+  r.add("steady_history_end", "steady: finished-jobs table at end (pgjq only; the recipe keeps them in its queue table)",
+        "MB", false, d.name(), summarize(history_mb));
+  r.add("steady_dead", "steady: dead tuples in the queue tables at end", "tuples", false, d.name(), summarize(dead));
+}
+
+void scenario_latency(driver &d, const config &c, results &r)
+{
+  std::vector<double> p50, p99, pmax;
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<double> gap(0.0, static_cast<double>(c.latency_gap_ms));
+  for (int run = 0; run < c.runs; ++run)
+  {
+    d.reset();
+    checkpoint(d);
+    const std::size_t n = static_cast<std::size_t>(c.latency_jobs);
+    std::vector<steady::time_point> started(n);
+    std::atomic<std::int64_t> last{-1};
+    auto worker = d.start_latency_worker([&](std::int64_t i) {
+      const auto now = steady::now();
+      if (i >= 0 && static_cast<std::size_t>(i) < n)
+        started[static_cast<std::size_t>(i)] = now;
+      last.store(i);
+    });
+    auto producer = d.open(0);
+    std::vector<double> lat;
+    lat.reserve(n);
+    int early = 0, lost = 0;
+    worker->wait_idle();
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(gap(rng)));
+      producer->enqueue_one(static_cast<std::int64_t>(i));
+      const auto committed = steady::now();
+      const auto deadline = committed + std::chrono::seconds(10);
+      while (last.load() != static_cast<std::int64_t>(i) && steady::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      if (last.load() != static_cast<std::int64_t>(i))
+      {
+        ++lost;
+        continue;
+      }
+      double ms = ms_between(committed, started[i]);
+      if (ms < 0)
+      {
+        ++early; // the handler started before the producer saw its commit acknowledged
+        ms = 0;
+      }
+      lat.push_back(ms);
+      worker->wait_idle();
+    }
+    worker->stop();
+    p50.push_back(percentile(lat, 50));
+    p99.push_back(percentile(lat, 99));
+    pmax.push_back(percentile(lat, 100));
+    progress(d, "latency run %d: p50 %.3f ms, p99 %.3f ms, max %.3f ms (%d before the ack, %d lost)", run + 1,
+             p50.back(), p99.back(), pmax.back(), early, lost);
+  }
+  const std::string note = std::to_string(c.latency_jobs) + " jobs, " + std::to_string(c.runs) + " runs";
+  r.add("latency_p50", "enqueue commit -> handler start, p50", "ms", false, d.name(), summarize(p50), note);
+  r.add("latency_p99", "enqueue commit -> handler start, p99", "ms", false, d.name(), summarize(p99), note);
+  r.add("latency_max", "enqueue commit -> handler start, max", "ms", false, d.name(), summarize(pmax), note);
+}
+
+namespace
+{
+
+// Per run: `samples` claims of one job (timed; the completion after it is not) and `samples` backpressured
+// single enqueues (timed), so the depth stays where it is. Returns the per-run medians.
+void sample_depth(driver &d, const config &c, std::vector<double> &claim_ms, std::vector<double> *enqueue_ms,
+                  std::int64_t &next_index)
+{
+  auto s = d.open(0);
+  for (int run = 0; run < c.runs; ++run)
+  {
+    std::vector<double> cl, en;
+    for (int k = 0; k < c.depth_samples; ++k)
+    {
+      auto t0 = steady::now();
+      s->claim(1);
+      cl.push_back(ms_between(t0, steady::now()));
+      s->complete_held();
+      if (enqueue_ms)
+      {
+        t0 = steady::now();
+        if (!s->enqueue_backpressured(next_index++))
+          throw std::runtime_error("backpressured enqueue refused: the bench's limit is too low");
+        en.push_back(ms_between(t0, steady::now()));
+      }
+    }
+    claim_ms.push_back(median_of(cl));
+    if (enqueue_ms)
+      enqueue_ms->push_back(median_of(en));
+  }
+}
+
+} // namespace
+
+void scenario_depth(driver &d, const config &c, results &r)
+{
+  d.reset();
+  d.set_backpressure(1000000000);
+  std::int64_t loaded = 0, next_index = 0;
+  for (const std::int64_t depth : c.depths)
+  {
+    if (depth > loaded)
+    {
+      const double secs = load(d, loaded, depth - loaded, 2);
+      progress(d, "depth: loaded %lld jobs in %.1f s", static_cast<long long>(depth - loaded), secs);
+      loaded = depth;
+      next_index = depth;
+    }
+    d.vacuum_analyze();
+    checkpoint(d);
+    std::vector<double> cl, en;
+    sample_depth(d, c, cl, &en, next_index);
+    depth_point p{depth, summarize(cl), summarize(en)};
+    r.depth_series[d.name()].push_back(p);
+    const std::string ds = std::to_string(depth);
+    const std::string note = std::to_string(c.depth_samples) + " samples x " + std::to_string(c.runs) + " runs, median";
+    r.add("depth_claim_" + ds, "claim 1 job at " + ds + " pending", "ms", false, d.name(), p.claim_ms, note);
+    r.add("depth_enqueue_" + ds, "backpressured enqueue at " + ds + " pending", "ms", false, d.name(), p.enqueue_ms,
+          note);
+    progress(d, "depth %lld: claim %.3f ms, backpressured enqueue %.3f ms", static_cast<long long>(depth),
+             p.claim_ms.median, p.enqueue_ms.median);
+  }
+}
+
+void scenario_snapshot(driver &d, const config &c, results &r)
+{
+  d.reset();
+  pg_session holder(d.conninfo());
+  holder.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
+  holder.scalar("SELECT count(*) FROM pg_class"); // takes the snapshot
+  load(d, 0, c.snapshot_finished, 2);
+  std::int64_t completed = 0;
+  drain(d, c.drain_workers, 100, completed);
+  load(d, c.snapshot_finished, 1000, 1);
+  std::vector<double> cl;
+  std::int64_t next = c.snapshot_finished + 1000;
+  sample_depth(d, c, cl, nullptr, next);
+  holder.exec("COMMIT");
+  const summary s = summarize(cl);
+  r.add("snapshot_claim",
+        "claim 1 job at 1000 pending after " + std::to_string(c.snapshot_finished) + " finished, old snapshot held",
+        "ms", false, d.name(), s, std::to_string(c.depth_samples) + " samples x " + std::to_string(c.runs) + " runs");
+  progress(d, "snapshot: claim %.3f ms after %lld finished jobs under an old snapshot", s.median,
+           static_cast<long long>(completed));
+}
+
+} // namespace pgjq::bench

@@ -33,6 +33,14 @@ std::int64_t finished_job_id(const std::string &payload)
   return parsed["id"].get<std::int64_t>();
 }
 
+// {"overflow":true}: the server's notification relay had to drop finished-job notices, so any job
+// may have finished unannounced: a waiter looks at its job again.
+bool finished_notices_dropped(const std::string &payload)
+{
+  const nlohmann::json parsed = nlohmann::json::parse(payload, nullptr, false);
+  return parsed.is_object() && parsed.value("overflow", false) == true;
+}
+
 } // namespace
 
 void connection::listen(const std::string &channel)
@@ -153,7 +161,8 @@ std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chr
     std::optional<notification> n = wait_for_notification(left);
     if (!n)
       return std::nullopt;
-    if (n->channel == job_finished_channel && finished_job_id(n->payload) == job_id)
+    if (n->channel == job_finished_channel &&
+        (finished_job_id(n->payload) == job_id || finished_notices_dropped(n->payload)))
     {
       current = get_job(job_id);
       if (!current)

@@ -13,6 +13,7 @@
 // a second before the next tick (autovacuum launcher pattern).
 #include "spi_plans.hpp"
 #include "boundary.hpp"
+#include "notify_relay.hpp"
 #include "worker_state.hpp"
 
 extern "C" {
@@ -23,7 +24,6 @@ namespace {
 
 using namespace pgjq;
 
-constexpr const char* k_new_job_channel = "pgjq_new_job";
 constexpr int k_max_prune_batches_per_tick = 20;
 
 SPIPlanPtr s_recover, s_due, s_next, s_prune;
@@ -55,6 +55,7 @@ const plan_text k_prune = {
     1, {INT4OID}};
 
 Oid s_dboid = InvalidOid;
+bool s_relaying = false;  // attached to the notification relay
 bool s_by_launcher = false;
 uint32 s_generation = 0;
 db_slot* s_slot = nullptr;
@@ -198,6 +199,16 @@ bool prune_pass()
 }
 
 // One pass; returns when the worker should wake next.
+// Has a backend reported a job due before the planned wake-up since the last tick?
+bool due_reported()
+{
+    worker_shared* state = worker_state();
+    SpinLockAcquire(&state->mutex);
+    bool reported = s_slot->reported_due != 0;
+    SpinLockRelease(&state->mutex);
+    return reported;
+}
+
 TimestampTz run_tick()
 {
     worker_shared* state = worker_state();
@@ -298,6 +309,9 @@ void maintenance_main(Datum main_arg)
     pgstat_report_appname("pgjq maintenance");
     // Like autovacuum: nothing the worker runs depends on a search_path (all names are qualified).
     SetConfigOption("search_path", "", PGC_SUSET, PGC_S_OVERRIDE);
+    // Nothing the worker commits needs to wait for a flush: a recovery or prune lost in a crash is
+    // redone at the next pass, and notifications are not durable anyway.
+    SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
     // As in the SQL functions: no JIT compile per pass, and the partial indexes in every plan even
     // while the statistics still describe an empty table.
     SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);
@@ -337,6 +351,7 @@ void maintenance_main(Datum main_arg)
     }
     PG_exception_stack = &local_sigjmp_buf;
 
+    TimestampTz wake = 0;  // the first tick runs at once
     for (;;) {
         MemoryContextSwitchTo(s_tick_context);
         MemoryContextReset(s_tick_context);
@@ -346,9 +361,19 @@ void maintenance_main(Datum main_arg)
             ProcessConfigFile(PGC_SIGHUP);
             if (s_by_launcher && !database_allowed(s_datname))
                 exit_quietly("the database is no longer listed in pgjq.databases");
+            wake = 0;
         }
-        TimestampTz wake = run_tick();
-        pgstat_report_activity(STATE_IDLE, nullptr);
+        // A wake-up for relayed notifications alone does not run a tick: a tick runs when its time has
+        // come or a backend reported a job due before it.
+        if (GetCurrentTimestamp() >= wake || due_reported()) {
+            wake = run_tick();
+            pgstat_report_activity(STATE_IDLE, nullptr);
+            if (!s_relaying) {
+                relay_attach(s_dboid);  // the extension exists here: from now on backends relay to us
+                s_relaying = true;
+            }
+        }
+        relay_deliver(s_dboid);
         long timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wake);
         if (timeout > 0) {
             (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout, PG_WAIT_EXTENSION);

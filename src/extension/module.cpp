@@ -1,6 +1,7 @@
 // module.cpp: PG_MODULE_MAGIC, _PG_init and the GUCs; nothing else.
 #include "args.hpp"
 #include "spi_plans.hpp"
+#include "notify_relay.hpp"
 #include "worker_state.hpp"
 
 // Background worker: GUCs (all reloadable with SIGHUP), shared memory and the launcher (preload only).
@@ -14,6 +15,7 @@ void pgjq_shmem_request()
     if (s_prev_shmem_request)
         s_prev_shmem_request();
     RequestAddinShmemSpace(pgjq::worker_shmem_size());
+    pgjq::relay_shmem_request();
 }
 
 void pgjq_shmem_startup()
@@ -21,6 +23,7 @@ void pgjq_shmem_startup()
     if (s_prev_shmem_startup)
         s_prev_shmem_startup();
     pgjq::worker_shmem_startup();
+    pgjq::relay_shmem_startup();
 }
 
 bool check_databases(char** newval, void** extra, GucSource source)
@@ -66,6 +69,7 @@ void define_worker_settings()
                                &pgjq::worker_databases, "", PGC_SIGHUP, GUC_LIST_INPUT,
                                check_databases, nullptr, nullptr);
     pgjq::register_wake_callback();
+    pgjq::register_relay_callbacks();
     if (!process_shared_preload_libraries_in_progress || IsBinaryUpgrade)
         return;
     pgjq::worker_preloaded = true;

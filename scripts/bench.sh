@@ -59,7 +59,9 @@ while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); d
 cluster=${TMPDIR:-/tmp}/pgjq-bench-$(id -u)
 trap 'stop_cluster "$cluster"' EXIT
 log "starting a throwaway cluster in $cluster (127.0.0.1:$port)"
-start_cluster "$cluster" "listen_addresses = '127.0.0.1'" "port = $port"
+# pgjq as documented for production: preloaded, so that its maintenance worker runs and relays the
+# notifications (see README, Notifications); everything else stays at the defaults.
+start_cluster "$cluster" "listen_addresses = '127.0.0.1'" "port = $port" "shared_preload_libraries = 'pgjq'"
 base="host=$(cat "$cluster/socket_dir") port=$port user=postgres"
 psql -X -q "$base dbname=postgres" -c "CREATE DATABASE pgjq_bench" -c "CREATE DATABASE recipe_bench"
 psql -X -q "$base dbname=pgjq_bench" -c "CREATE EXTENSION pgjq"
@@ -72,7 +74,7 @@ psql -X -q "$base dbname=recipe_bench" -f "$PGJQ_SHARED_DIR/bench/seed_recipe.sq
   echo "uname: $(uname -a)"
   echo "memory:"; free -h
   echo "server: $(psql -X -At "$base dbname=postgres" -c 'SELECT version()')"
-  echo "settings (non-default ones are those of the throwaway cluster: socket, port, listen_addresses, max_connections):"
+  echo "settings (non-default ones are those of the throwaway cluster: socket, port, listen_addresses, max_connections, shared_preload_libraries):"
   psql -X -At -F ' = ' "$base dbname=postgres" -c "SELECT name, current_setting(name) FROM pg_settings
      WHERE name IN ('fsync','synchronous_commit','wal_sync_method','full_page_writes','shared_buffers','work_mem',
                     'max_wal_size','checkpoint_timeout','autovacuum','max_connections','wal_level','jit')

@@ -18,13 +18,9 @@ namespace
 
 const char *const job_type = "email";
 
-// The columns pgjq::connection::claim selects (src/client/rows.hpp), so that complete_and_claim returns
-// what a claim returns and costs the server the same to print.
-const char *const claim_columns =
-    "id, queue_name, job_type, priority, status, payload, result, attempts, max_attempts, progress, "
-    "current_stage, last_error, worker_id, unique_key, extract(epoch from run_at), "
-    "extract(epoch from created_at), extract(epoch from lease_expires_at), "
-    "extract(epoch from coalesce(completed_at, failed_at, cancelled_at))";
+// What a handler needs of a claimed job, and exactly what the recipe driver's claim fetches too, so that
+// both queues print the same columns per job (the client's own claim fetches every column).
+const char *const claim_columns = "id, job_type, payload, attempts";
 
 class pgjq_session final : public session
 {

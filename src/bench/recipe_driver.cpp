@@ -30,7 +30,9 @@ public:
                  "INSERT INTO jobs (job_type, data) SELECT 'email', x FROM jsonb_array_elements($1::jsonb) AS x");
     m_db.prepare("enqueue_bp", "INSERT INTO jobs (job_type, data) SELECT 'email', $1::jsonb "
                                "WHERE (SELECT count(*) FROM jobs WHERE status = 'pending') < $2::bigint");
-    m_db.prepare("claim", "SELECT id FROM claim_job_batch($1::varchar, ARRAY['email']::varchar[], $2::int)");
+    // what a handler needs, and what the pgjq driver's complete_and_claim fetches
+    m_db.prepare("claim", "SELECT id, job_type, data, attempts FROM claim_job_batch($1::varchar, "
+                          "ARRAY['email']::varchar[], $2::int)");
     m_db.prepare("complete", "SELECT complete_job($1::uuid)");
     m_db.prepare("complete_batch", "UPDATE jobs SET status = 'completed', progress = 100, completed_at = now() "
                                    "WHERE id = ANY($1::uuid[])");

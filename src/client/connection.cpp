@@ -310,13 +310,19 @@ bool connection::cancel(std::int64_t job_id)
 
 // Workers ----------------------------------------------------------------------------------------------
 
-std::vector<job> connection::claim(const std::string &worker_id, const std::vector<std::string> &job_types,
-                                   int batch_size, const std::string &queue)
+namespace
 {
-  detail::result res = run(st_claim, {worker_id,
-                                      job_types.empty() ? std::nullopt
-                                                        : std::optional<std::string>(detail::encode_text_array(job_types)),
-                                      text(static_cast<std::int64_t>(batch_size)), queue});
+
+// NULL (any type) for an empty list, else the text[] literal.
+std::optional<std::string> job_types_param(const std::vector<std::string> &job_types)
+{
+  if (job_types.empty())
+    return std::nullopt;
+  return detail::encode_text_array(job_types);
+}
+
+std::vector<job> read_jobs(const detail::result &res)
+{
   std::vector<job> jobs;
   jobs.reserve(static_cast<std::size_t>(res.rows()));
   for (int row = 0; row < res.rows(); ++row)
@@ -324,21 +330,23 @@ std::vector<job> connection::claim(const std::string &worker_id, const std::vect
   return jobs;
 }
 
+} // namespace
+
+std::vector<job> connection::claim(const std::string &worker_id, const std::vector<std::string> &job_types,
+                                   int batch_size, const std::string &queue)
+{
+  return read_jobs(run(st_claim, {worker_id, job_types_param(job_types),
+                                  text(static_cast<std::int64_t>(batch_size)), queue}));
+}
+
 std::vector<job> connection::complete_and_claim(const std::string &worker_id,
                                                 const std::vector<std::int64_t> &completed_ids,
                                                 const std::vector<std::string> &job_types, int batch_size,
                                                 const std::string &queue)
 {
-  detail::result res = run(st_complete_and_claim,
-                           {worker_id, detail::encode_int64_array(completed_ids),
-                            job_types.empty() ? std::nullopt
-                                              : std::optional<std::string>(detail::encode_text_array(job_types)),
-                            text(static_cast<std::int64_t>(batch_size)), queue});
-  std::vector<job> jobs;
-  jobs.reserve(static_cast<std::size_t>(res.rows()));
-  for (int row = 0; row < res.rows(); ++row)
-    jobs.push_back(detail::read_job(res, row));
-  return jobs;
+  return read_jobs(run(st_complete_and_claim, {worker_id, detail::encode_int64_array(completed_ids),
+                                               job_types_param(job_types),
+                                               text(static_cast<std::int64_t>(batch_size)), queue}));
 }
 
 void connection::complete(std::int64_t job_id, const std::string &worker_id)

@@ -13,6 +13,7 @@
 // a second before the next tick (autovacuum launcher pattern).
 #include "spi_plans.hpp"
 #include "boundary.hpp"
+#include "live_table_vacuum.hpp"
 #include "notify_relay.hpp"
 #include "worker_state.hpp"
 
@@ -56,6 +57,7 @@ const plan_text k_prune = {
 
 Oid s_dboid = InvalidOid;
 bool s_relaying = false;  // attached to the notification relay
+TimestampTz s_vacuum_checked = 0;  // last look at pgjq.live_jobs' dead rows
 bool s_by_launcher = false;
 uint32 s_generation = 0;
 db_slot* s_slot = nullptr;
@@ -374,6 +376,12 @@ void maintenance_main(Datum main_arg)
             }
         }
         relay_deliver(s_dboid);
+        // A busy queue wakes the worker at every commit (relay); its dead rows are looked at, at most
+        // once a second (the statistics are flushed about that often).
+        if (s_relaying && TimestampDifferenceExceeds(s_vacuum_checked, GetCurrentTimestamp(), 1000)) {
+            s_vacuum_checked = GetCurrentTimestamp();
+            vacuum_live_jobs_if_needed();
+        }
         long timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wake);
         if (timeout > 0) {
             (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout, PG_WAIT_EXTENSION);

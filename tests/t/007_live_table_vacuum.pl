@@ -1,0 +1,43 @@
+# The maintenance worker vacuums pgjq.live_jobs itself once enough of it is dead: autovacuum (off here,
+# so that it cannot be the one doing it) visits a database only once a minute, too rarely for a queue.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PgjqTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = new_node('vacuum', conf => "autovacuum = off\npgjq.naptime = '1s'\npgjq.prune_interval = '1h'\n");
+$node->safe_psql('postgres', 'CREATE EXTENSION pgjq');
+wait_for_maintenance($node, 'postgres');
+
+my $before = $node->safe_psql('postgres',
+	q{SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'live_jobs'});
+
+# 20 000 jobs claimed and completed: two dead row versions each (the pending one, the claimed one).
+$node->safe_psql('postgres', q{
+	SELECT count(*) FROM (SELECT pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, 1000) g))
+	                        FROM generate_series(1, 20)) AS s;
+});
+$node->safe_psql('postgres', q{
+	DO $$
+	DECLARE ids bigint[];
+	BEGIN
+	  LOOP
+	    SELECT array_agg(id) INTO ids FROM pgjq.claim_job_batch('w', NULL, 1000);
+	    EXIT WHEN ids IS NULL;
+	    PERFORM pgjq.complete_batch(ids, 'w');
+	  END LOOP;
+	END $$;
+});
+ok($node->poll_query_until('postgres',
+		qq{SELECT vacuum_count > $before AND n_dead_tup < 2000 FROM pg_stat_user_tables WHERE relname = 'live_jobs'}),
+	'the maintenance worker vacuumed live_jobs and its dead rows are gone');
+is($node->safe_psql('postgres', q{SELECT errors FROM pgjq.worker_status() WHERE datname = 'postgres'}), '0',
+	'without errors');
+is($node->safe_psql('postgres', q{SELECT autovacuum_count FROM pg_stat_user_tables WHERE relname = 'live_jobs'}), '0',
+	'autovacuum did not do it');
+
+$node->stop;
+done_testing();

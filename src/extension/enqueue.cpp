@@ -11,6 +11,7 @@
 #include "lifecycle.hpp"
 #include "spi_plans.hpp"
 #include "sqlstate.hpp"
+#include "trigger.hpp"
 
 namespace {
 
@@ -272,10 +273,7 @@ PGJQ_FUNCTION(enqueue_batch)
 // the same checks, backpressure and notifications. Columns other than those of pgjq.enqueue are ignored.
 PGJQ_FUNCTION(insert_into_jobs_view)
 {
-    if (!CALLED_AS_TRIGGER(fcinfo))
-        ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-                        errmsg("insert_into_jobs_view must be called as a trigger")));
-    TriggerData* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
+    TriggerData* trigger = trigger_data(fcinfo, "insert_into_jobs_view");
     TupleDesc desc = trigger->tg_relation->rd_att;
     HeapTuple row = trigger->tg_trigtuple;
     bool isnull;

@@ -10,12 +10,6 @@
 #include "boundary.hpp"
 #include "worker_state.hpp"
 
-extern "C" {
-#include "access/heapam.h"
-#include "access/table.h"
-#include "access/tableam.h"
-#include "catalog/pg_database.h"
-}
 
 namespace pgjq {
 

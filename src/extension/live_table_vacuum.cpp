@@ -8,11 +8,6 @@
 #include "live_table_vacuum.hpp"
 #include "worker_state.hpp"
 
-extern "C" {
-#include "catalog/namespace.h"
-#include "commands/vacuum.h"
-#include "nodes/makefuncs.h"
-}
 
 namespace {
 

@@ -17,9 +17,6 @@
 #include "notify_relay.hpp"
 #include "worker_state.hpp"
 
-extern "C" {
-#include "commands/extension.h"
-}
 
 namespace {
 
@@ -375,7 +372,7 @@ void maintenance_main(Datum main_arg)
                 s_relaying = true;
             }
         }
-        relay_deliver(s_dboid);
+        relay_deliver();
         // A busy queue wakes the worker at every commit (relay); its dead rows are looked at, at most
         // once a second (the statistics are flushed about that often).
         if (s_relaying && TimestampDifferenceExceeds(s_vacuum_checked, GetCurrentTimestamp(), 1000)) {

@@ -6,23 +6,10 @@
 // to [a-z0-9_.-], so the JSON payload needs no escaping.
 #include "boundary.hpp"
 #include "notify_relay.hpp"
+#include "trigger.hpp"
 
-namespace {
-
-TriggerData* trigger_data(FunctionCallInfo fcinfo, const char* name)
-{
-    if (!CALLED_AS_TRIGGER(fcinfo))
-        ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-                        errmsg("%s must be called as a trigger", name)));
-    return reinterpret_cast<TriggerData*>(fcinfo->context);
-}
-
-HeapTuple new_row(TriggerData* trigger)
-{
-    return TRIGGER_FIRED_BY_UPDATE(trigger->tg_event) ? trigger->tg_newtuple : trigger->tg_trigtuple;
-}
-
-} // namespace
+using pgjq::new_row;
+using pgjq::trigger_data;
 
 PGJQ_FUNCTION(notify_new_job)
 {

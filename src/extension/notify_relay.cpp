@@ -314,7 +314,7 @@ void relay_attach(Oid dboid)
         }, (Datum) 0);
 }
 
-int64 relay_deliver(Oid dboid)
+int64 relay_deliver()
 {
     relay_ring* ring = s_worker_ring;
     if (ring == nullptr)

@@ -22,9 +22,9 @@ constexpr const char* k_finished_channel = "pgjq_job_finished";
 void announce_new_jobs(const char* queue_name);
 void announce_finished(int64 job_id, const char* queue_name, const char* status);
 
-// The worker's side: sends the NOTIFYs waiting for `dboid` in one transaction of its own (the caller
+// The worker's side: sends the NOTIFYs waiting in its ring in one transaction of its own (the caller
 // holds none). Returns how many notifications were sent.
-int64 relay_deliver(Oid dboid);
+int64 relay_deliver();
 // The worker claims its database's ring at start (so that backends relay to it) and keeps it.
 void relay_attach(Oid dboid);
 

@@ -9,21 +9,6 @@
 
 #include "pg.hpp"
 
-extern "C" {
-#include "commands/dbcommands.h"
-#include "pgstat.h"
-#include "postmaster/bgworker.h"
-#include "postmaster/interrupt.h"
-#include "storage/ipc.h"
-#include "storage/latch.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
-#include "storage/spin.h"
-#include "tcop/tcopprot.h"
-#include "utils/memutils.h"
-#include "utils/snapmgr.h"
-#include "utils/varlena.h"
-}
 
 namespace pgjq {
 

@@ -5,6 +5,7 @@
 // commit, when the job is visible, the worker of this database is told about it and its latch is set
 // if it planned to sleep past that time. A rolled-back transaction tells nobody.
 #include "boundary.hpp"
+#include "trigger.hpp"
 #include "worker_state.hpp"
 
 namespace {
@@ -46,11 +47,8 @@ void register_wake_callback()
 
 PGJQ_FUNCTION(wake_maintenance)
 {
-    if (!CALLED_AS_TRIGGER(fcinfo))
-        ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-                        errmsg("wake_maintenance must be called as a trigger")));
-    auto* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
-    HeapTuple row = TRIGGER_FIRED_BY_UPDATE(trigger->tg_event) ? trigger->tg_newtuple : trigger->tg_trigtuple;
+    TriggerData* trigger = trigger_data(fcinfo, "wake_maintenance");
+    HeapTuple row = new_row(trigger);
     TupleDesc desc = trigger->tg_relation->rd_att;
     bool isnull;
     Datum run_at = heap_getattr(row, SPI_fnumber(desc, "run_at"), desc, &isnull);

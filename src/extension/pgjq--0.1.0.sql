@@ -163,32 +163,35 @@ SELECT pg_catalog.pg_extension_config_dump('pgjq.job_id_seq', '');
 -- Every function runs with the owner's rights (the tables are not granted to anyone) and pins
 -- search_path; who may call what is granted by pgjq.grant_producer/worker/admin below.
 -- jit = off: on a large queue a plan's cost estimate can cross jit_above_cost, and a JIT compile
--- (50-250 ms) per call would dwarf the statement. claim_job_batch and recover_stale also pin their
--- plan shape: they must walk their partial index in order even when the statistics still describe
--- an empty table (a bitmap scan plus a sort of every pending row is what the planner picks then).
+-- (50-250 ms) per call would dwarf the statement.
+-- enable_seqscan = off: the functions' statements are planned once per backend (generic plans, see
+-- spi_plans.cpp), possibly while a table is still empty; the plan must still use its index when the
+-- table holds a million rows. The claims also forbid bitmap scans: they must walk their partial index
+-- in order even when the statistics still describe an empty table (a bitmap scan plus a sort of every
+-- pending row is what the planner picks then).
 
 CREATE FUNCTION pgjq.create_queue(queue_name text, max_pending bigint DEFAULT NULL, fifo boolean DEFAULT false,
                                   max_attempts integer DEFAULT 3, lease interval DEFAULT '5 minutes')
-    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_create_queue';
 
 CREATE FUNCTION pgjq.alter_queue(queue_name text, max_pending bigint DEFAULT NULL, fifo boolean DEFAULT NULL,
                                  max_attempts integer DEFAULT NULL, lease interval DEFAULT NULL,
                                  retry_base interval DEFAULT NULL, retry_cap interval DEFAULT NULL,
                                  retention interval DEFAULT NULL, clear_max_pending boolean DEFAULT false)
-    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_alter_queue';
 
 CREATE FUNCTION pgjq.drop_queue(queue_name text, force boolean DEFAULT false)
-    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_drop_queue';
 
 CREATE FUNCTION pgjq.pause_queue(queue_name text)
-    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_pause_queue';
 
 CREATE FUNCTION pgjq.resume_queue(queue_name text)
-    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_resume_queue';
 
 -- Producers ------------------------------------------------------------------------------------------
@@ -196,24 +199,24 @@ CREATE FUNCTION pgjq.resume_queue(queue_name text)
 CREATE FUNCTION pgjq.enqueue(job_type text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
                              priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
                              max_attempts integer DEFAULT NULL, unique_key text DEFAULT NULL)
-    RETURNS bigint LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS bigint LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_enqueue';
 
 CREATE FUNCTION pgjq.try_enqueue(job_type text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
                                  priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
                                  max_attempts integer DEFAULT NULL, unique_key text DEFAULT NULL)
-    RETURNS bigint LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS bigint LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_try_enqueue';
 
 -- payloads is a JSON array; element i becomes job i; the ids come back in the same order.
 CREATE FUNCTION pgjq.enqueue_batch(job_type text, payloads jsonb, queue_name text DEFAULT 'default',
                                    priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
                                    max_attempts integer DEFAULT NULL)
-    RETURNS bigint[] LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS bigint[] LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_enqueue_batch';
 
 CREATE FUNCTION pgjq.cancel(job_id bigint)
-    RETURNS boolean LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS boolean LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_cancel';
 
 -- Workers --------------------------------------------------------------------------------------------
@@ -233,38 +236,37 @@ CREATE FUNCTION pgjq.complete_and_claim(worker_id text, completed_ids bigint[], 
     AS 'MODULE_PATHNAME', 'pgjq_complete_and_claim';
 
 CREATE FUNCTION pgjq.progress(job_id bigint, worker_id text, progress integer, current_stage text DEFAULT NULL)
-    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_progress';
 
 CREATE FUNCTION pgjq.heartbeat(job_id bigint, worker_id text)
-    RETURNS timestamptz LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS timestamptz LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_heartbeat';
 
 CREATE FUNCTION pgjq.complete(job_id bigint, worker_id text, result jsonb DEFAULT NULL)
-    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_complete';
 
 CREATE FUNCTION pgjq.complete_batch(job_ids bigint[], worker_id text)
-    RETURNS integer LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS integer LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_complete_batch';
 
 CREATE FUNCTION pgjq.fail(job_id bigint, worker_id text, error_message text, retry_in interval DEFAULT NULL)
-    RETURNS pgjq.job_status LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS pgjq.job_status LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_fail';
 
 -- Administration of jobs -----------------------------------------------------------------------------
 
 CREATE FUNCTION pgjq.retry(job_id bigint)
-    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_retry';
 
 CREATE FUNCTION pgjq.recover_stale()
-    RETURNS integer LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
-    SET enable_seqscan = off
+    RETURNS integer LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_recover_stale';
 
 CREATE FUNCTION pgjq.prune(older_than interval)
-    RETURNS bigint LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    RETURNS bigint LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_prune';
 
 -- Notification triggers ------------------------------------------------------------------------------
@@ -274,7 +276,7 @@ CREATE FUNCTION pgjq.prune(older_than interval)
 CREATE FUNCTION pgjq.notify_new_job() RETURNS trigger LANGUAGE c AS 'MODULE_PATHNAME', 'pgjq_notify_new_job';
 CREATE FUNCTION pgjq.notify_job_finished() RETURNS trigger LANGUAGE c AS 'MODULE_PATHNAME', 'pgjq_notify_job_finished';
 CREATE FUNCTION pgjq.insert_into_jobs_view() RETURNS trigger LANGUAGE c
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS 'MODULE_PATHNAME', 'pgjq_insert_into_jobs_view';
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off AS 'MODULE_PATHNAME', 'pgjq_insert_into_jobs_view';
 
 CREATE TRIGGER notify_new_job_on_insert BEFORE INSERT ON pgjq.live_jobs
     FOR EACH ROW WHEN (NEW.status = 'pending' AND NEW.run_at <= now()) EXECUTE FUNCTION pgjq.notify_new_job();

@@ -280,7 +280,9 @@ CREATE FUNCTION pgjq.insert_into_jobs_view() RETURNS trigger LANGUAGE c
 
 CREATE TRIGGER notify_new_job_on_insert BEFORE INSERT ON pgjq.live_jobs
     FOR EACH ROW WHEN (NEW.status = 'pending' AND NEW.run_at <= now()) EXECUTE FUNCTION pgjq.notify_new_job();
-CREATE TRIGGER notify_new_job_on_requeue BEFORE UPDATE OF status ON pgjq.live_jobs
+-- AFTER, not BEFORE: a BEFORE UPDATE row trigger makes every UPDATE (each claim) fetch and lock the old
+-- row a second time, even when its WHEN clause is false.
+CREATE TRIGGER notify_new_job_on_requeue AFTER UPDATE OF status ON pgjq.live_jobs
     FOR EACH ROW WHEN (NEW.status = 'pending' AND OLD.status <> 'pending' AND NEW.run_at <= now())
     EXECUTE FUNCTION pgjq.notify_new_job();
 CREATE TRIGGER notify_job_finished BEFORE INSERT ON pgjq.finished_jobs
@@ -395,7 +397,10 @@ CREATE INDEX live_jobs_scheduled_idx ON pgjq.live_jobs (run_at) WHERE status = '
 -- Wakes the database's worker at commit when a job becomes due before the worker's next planned pass.
 -- Fires only for delayed jobs; an ordinary enqueue, a claim or a heartbeat never fires it.
 CREATE FUNCTION pgjq.wake_maintenance() RETURNS trigger LANGUAGE c AS 'MODULE_PATHNAME', 'pgjq_wake_maintenance';
-CREATE TRIGGER wake_maintenance_on_schedule BEFORE INSERT OR UPDATE OF status, run_at ON pgjq.live_jobs
+CREATE TRIGGER wake_maintenance_on_schedule BEFORE INSERT ON pgjq.live_jobs
+    FOR EACH ROW WHEN (NEW.status = 'pending' AND NEW.run_at > now()) EXECUTE FUNCTION pgjq.wake_maintenance();
+-- AFTER for the reason given at notify_new_job_on_requeue.
+CREATE TRIGGER wake_maintenance_on_reschedule AFTER UPDATE OF status, run_at ON pgjq.live_jobs
     FOR EACH ROW WHEN (NEW.status = 'pending' AND NEW.run_at > now()) EXECUTE FUNCTION pgjq.wake_maintenance();
 
 -- One row for the launcher (when preloaded) and one per database served now or since the server started.

@@ -23,7 +23,7 @@ const plan_text k_queue = {
 #define CLAIM_UPDATE                                                                                   \
     "UPDATE pgjq.live_jobs j SET status = 'claimed', worker_id = $3, claimed_at = now(),"              \
     " heartbeat_at = now(), lease_expires_at = now() + $4, attempts = j.attempts + 1"                  \
-    " FROM picked WHERE j.id = picked.id RETURNING j.*) "                                               \
+    " WHERE j.id = ANY (ARRAY(SELECT id FROM picked)) RETURNING j.*) "                                 \
     "SELECT " PGJQ_LIVE_JOB_AS_VIEW_ROW("c") " FROM claimed c ORDER BY c.priority DESC, c.id"
 
 const plan_text k_claim_any = {

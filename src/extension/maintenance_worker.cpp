@@ -49,7 +49,7 @@ const plan_text k_prune = {
     "   WHERE f.finished_at < (SELECT now() - min(retention) FROM pgjq.queues)"
     "     AND f.finished_at < now() - q.retention"
     "   LIMIT $1 FOR UPDATE OF f SKIP LOCKED)"
-    " DELETE FROM pgjq.finished_jobs f USING doomed WHERE f.id = doomed.id",
+    " DELETE FROM pgjq.finished_jobs f WHERE f.id = ANY (ARRAY(SELECT id FROM doomed))",
     1, {INT4OID}};
 
 Oid s_dboid = InvalidOid;

@@ -20,7 +20,7 @@ const plan_text k_requeue_expired = {
     "   FOR UPDATE SKIP LOCKED)"
     " UPDATE pgjq.live_jobs j SET status = 'pending', run_at = now(), worker_id = NULL, lease_expires_at = NULL,"
     "   last_error = pg_catalog.format('lease expired: worker %s stopped reporting', j.worker_id)"
-    "  FROM expired WHERE j.id = expired.id",
+    "  WHERE j.id = ANY (ARRAY(SELECT id FROM expired))",
     0, {}};
 const plan_text k_spent_expired = {
     "SELECT coalesce(array_agg(id), '{}') FROM ("

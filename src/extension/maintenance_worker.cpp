@@ -55,6 +55,7 @@ const plan_text k_prune = {
 Oid s_dboid = InvalidOid;
 bool s_relaying = false;  // attached to the notification relay
 TimestampTz s_vacuum_checked = 0;  // last look at pgjq.live_jobs' dead rows
+bool s_jobs_moved = false;          // notifications relayed since that look
 bool s_by_launcher = false;
 uint32 s_generation = 0;
 db_slot* s_slot = nullptr;
@@ -372,12 +373,15 @@ void maintenance_main(Datum main_arg)
                 s_relaying = true;
             }
         }
-        relay_deliver();
-        // A busy queue wakes the worker at every commit (relay); its dead rows are looked at, at most
-        // once a second (the statistics are flushed about that often).
-        if (s_relaying && TimestampDifferenceExceeds(s_vacuum_checked, GetCurrentTimestamp(), 1000)) {
+        // A busy queue wakes the worker at every commit (relay): the relayed notifications say that
+        // jobs moved, and so that pgjq.live_jobs has new dead rows.
+        if (relay_deliver() > 0)
+            s_jobs_moved = true;
+        if (s_relaying &&
+            TimestampDifferenceExceeds(s_vacuum_checked, GetCurrentTimestamp(), k_live_jobs_vacuum_interval_ms)) {
             s_vacuum_checked = GetCurrentTimestamp();
-            vacuum_live_jobs_if_needed();
+            vacuum_live_jobs_if_needed(s_jobs_moved);
+            s_jobs_moved = false;
         }
         long timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wake);
         if (timeout > 0) {

@@ -1,5 +1,6 @@
-# The maintenance worker vacuums pgjq.live_jobs itself once enough of it is dead: autovacuum (off here,
-# so that it cannot be the one doing it) visits a database only once a minute, too rarely for a queue.
+# The maintenance worker vacuums pgjq.live_jobs itself, often while it is small and once enough of it is
+# dead when it is large: autovacuum (off here, so that it cannot be the one doing it) visits a database
+# only once a minute, too rarely for a queue.
 use strict;
 use warnings;
 use FindBin;
@@ -38,6 +39,29 @@ is($node->safe_psql('postgres', q{SELECT errors FROM pgjq.worker_status() WHERE 
 	'without errors');
 is($node->safe_psql('postgres', q{SELECT autovacuum_count FROM pg_stat_user_tables WHERE relname = 'live_jobs'}), '0',
 	'autovacuum did not do it');
+
+# A trickle that never leaves 2 000 dead rows behind (20 jobs every 100 ms for 3 s): the statistics
+# alone would never call for a vacuum, but a small table is vacuumed whenever jobs moved, so that its
+# dead rows are reused before new ones extend it.
+$before = $node->safe_psql('postgres',
+	q{SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'live_jobs'});
+$node->safe_psql('postgres', q{
+	DO $$
+	DECLARE ids bigint[];
+	BEGIN
+	  FOR i IN 1 .. 30 LOOP
+	    PERFORM pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, 20) g));
+	    COMMIT;
+	    SELECT array_agg(id) INTO ids FROM pgjq.claim_job_batch('w', NULL, 20);
+	    PERFORM pgjq.complete_batch(ids, 'w');
+	    COMMIT;
+	    PERFORM pg_sleep(0.1);
+	  END LOOP;
+	END $$;
+});
+my $during = $node->safe_psql('postgres',
+	qq{SELECT vacuum_count - $before FROM pg_stat_user_tables WHERE relname = 'live_jobs'});
+cmp_ok($during, '>=', 3, 'a small live_jobs is vacuumed while jobs move, long before 2 000 rows are dead');
 
 $node->stop;
 done_testing();

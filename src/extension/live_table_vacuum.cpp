@@ -5,7 +5,7 @@
 // turn over thousands of times a second: measured, live_jobs grew from 2.4 to 148 MB in a 60 s run.
 // The worker vacuums it (lazily, as autovacuum would, without truncation, whose exclusive lock would
 // stall claims) at two speeds:
-// - while the table is small, every 100 ms (or at most a tenth of the time) whenever jobs moved: a small table is cheap to vacuum, and
+// - while the table is small, every 100 ms whenever jobs moved: a small table is cheap to vacuum, and
 //   its dead rows must be reusable before new rows extend it. The statistics cannot drive this:
 //   backends flush them about once a second, by which time 18k jobs/s have left ~36k dead row
 //   versions (measured in the 60 s steady benchmark: 2.4 -> 33 MB with a once-a-second statistics
@@ -19,21 +19,16 @@
 namespace {
 
 constexpr PgStat_Counter k_min_dead_rows = 2000;  // below this a vacuum is not worth its index scans
-// 16 MB: vacuuming live_jobs with 7 MB of heap and 20 000 dead rows took 11 ms here.
+// 16 MB: vacuuming a table (and indexes) this size takes a few milliseconds.
 constexpr BlockNumber k_small_table_pages = 2048;
-constexpr int k_min_interval_ms = 100;
-// After a vacuum the next look waits this many times as long as the vacuum took, so that vacuuming
-// never takes more than a tenth of the worker's time, however large the table or slow the machine.
-constexpr int k_rest_per_vacuum_time = 9;
 
 } // namespace
 
 namespace pgjq {
 
-TimestampTz vacuum_live_jobs_if_needed(bool jobs_moved)
+bool vacuum_live_jobs_if_needed(bool jobs_moved)
 {
     MemoryContext caller = CurrentMemoryContext;
-    TimestampTz started = GetCurrentTimestamp();
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
     Oid nsp = get_namespace_oid("pgjq", true);
@@ -54,7 +49,7 @@ TimestampTz vacuum_live_jobs_if_needed(bool jobs_moved)
     if (!needed) {
         CommitTransactionCommand();
         MemoryContextSwitchTo(caller);
-        return TimestampTzPlusMilliseconds(GetCurrentTimestamp(), k_min_interval_ms);
+        return false;
     }
 
     debug_query_string = "pgjq maintenance: vacuuming pgjq.live_jobs";
@@ -84,9 +79,7 @@ TimestampTz vacuum_live_jobs_if_needed(bool jobs_moved)
     MemoryContextSwitchTo(caller);
     debug_query_string = nullptr;
     pgstat_report_activity(STATE_IDLE, nullptr);
-    TimestampTz ended = GetCurrentTimestamp();
-    TimestampTz rest = (ended - started) * k_rest_per_vacuum_time;  // microseconds
-    return ended + (rest > k_min_interval_ms * 1000L ? rest : k_min_interval_ms * 1000L);
+    return true;
 }
 
 } // namespace pgjq

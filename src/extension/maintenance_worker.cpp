@@ -54,8 +54,8 @@ const plan_text k_prune = {
 
 Oid s_dboid = InvalidOid;
 bool s_relaying = false;  // attached to the notification relay
-TimestampTz s_next_vacuum_look = 0;  // when to look at pgjq.live_jobs' dead rows again
-bool s_jobs_moved = false;            // notifications relayed since the last look
+TimestampTz s_vacuum_checked = 0;  // last look at pgjq.live_jobs' dead rows
+bool s_jobs_moved = false;          // notifications relayed since that look
 bool s_by_launcher = false;
 uint32 s_generation = 0;
 db_slot* s_slot = nullptr;
@@ -377,8 +377,10 @@ void maintenance_main(Datum main_arg)
         // jobs moved, and so that pgjq.live_jobs has new dead rows.
         if (relay_deliver() > 0)
             s_jobs_moved = true;
-        if (s_relaying && GetCurrentTimestamp() >= s_next_vacuum_look) {
-            s_next_vacuum_look = vacuum_live_jobs_if_needed(s_jobs_moved);
+        if (s_relaying &&
+            TimestampDifferenceExceeds(s_vacuum_checked, GetCurrentTimestamp(), k_live_jobs_vacuum_interval_ms)) {
+            s_vacuum_checked = GetCurrentTimestamp();
+            vacuum_live_jobs_if_needed(s_jobs_moved);
             s_jobs_moved = false;
         }
         long timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wake);

@@ -48,6 +48,10 @@ bool vacuum_live_jobs_if_needed(bool jobs_moved)
         needed = stats != nullptr && stats->n_dead_tuples >= k_min_dead_rows &&
                  stats->n_dead_tuples >= stats->n_live_tuples / 10;
     }
+    // Another vacuum (autovacuum's, say) holds the table: skip this turn quietly, where vacuum() itself
+    // would log a WARNING every 100 ms.
+    if (needed && !ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+        needed = false;
     if (!needed) {
         CommitTransactionCommand();
         MemoryContextSwitchTo(caller);

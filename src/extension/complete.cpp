@@ -6,22 +6,7 @@
 #include "complete.hpp"
 #include "lifecycle.hpp"
 
-namespace {
-
 using namespace pgjq;
-
-int compare_int64(const void* a, const void* b)
-{
-    int64 x = *static_cast<const int64*>(a), y = *static_cast<const int64*>(b);
-    return (x > y) - (x < y);
-}
-
-bool contains(const int64* sorted, int n, int64 id)
-{
-    return bsearch(&id, sorted, n, sizeof(int64), compare_int64) != nullptr;
-}
-
-} // namespace
 
 PGJQ_FUNCTION(complete)
 {
@@ -56,7 +41,7 @@ int64 complete_held_jobs(ArrayType* ids, const char* worker_id, const char* arg_
     const int64* given = reinterpret_cast<const int64*>(ARR_DATA_PTR(ids));
     int64* sorted = static_cast<int64*>(palloc(sizeof(int64) * n));
     memcpy(sorted, given, sizeof(int64) * n);
-    qsort(sorted, n, sizeof(int64), compare_int64);
+    sort_job_ids(sorted, n);
     int distinct = 0;
     for (int i = 0; i < n; i++)
         if (i == 0 || sorted[i] != sorted[i - 1])
@@ -69,9 +54,9 @@ int64 complete_held_jobs(ArrayType* ids, const char* worker_id, const char* arg_
         int moved_n = ArrayGetNItems(ARR_NDIM(moved_array), ARR_DIMS(moved_array));
         int64* done = static_cast<int64*>(palloc(sizeof(int64) * (moved_n + 1)));
         memcpy(done, ARR_DATA_PTR(moved_array), sizeof(int64) * moved_n);
-        qsort(done, moved_n, sizeof(int64), compare_int64);
+        sort_job_ids(done, moved_n);
         for (int i = 0; i < n; i++)
-            if (!contains(done, moved_n, given[i]))
+            if (!sorted_ids_contain(done, moved_n, given[i]))
                 raise_not_held(given[i], worker_id);
     }
     return static_cast<int64>(count);

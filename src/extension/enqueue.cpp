@@ -55,6 +55,7 @@ const plan_text k_insert_batch = {
 // What one enqueue call asks for; every pointer is palloc'd or points into the call's arguments.
 struct enqueue_request {
     const char* queue_name;
+    Datum queue_text;        // queue_name as text, converted once for every statement
     const char* job_type;
     Jsonb* payload;          // a single payload, or the JSON array of a batch
     int32 priority;
@@ -71,7 +72,7 @@ enum class reservation { granted, queue_full };
 // Reserves room for r.count jobs; returns the queue's default max_attempts through *max_attempts.
 reservation reserve(const enqueue_request& r, bool raise_when_full, int32* max_attempts)
 {
-    Datum values[3] = {CStringGetTextDatum(r.queue_name), Int16GetDatum(depth_slot()), Int64GetDatum(r.count)};
+    Datum values[3] = {r.queue_text, Int16GetDatum(depth_slot()), Int64GetDatum(r.count)};
     if (run_plan(saved_plan(&s_reserve, k_reserve), values, nullptr) == 1) {
         bool isnull;
         HeapTuple row = SPI_tuptable->vals[0];
@@ -101,7 +102,7 @@ reservation reserve(const enqueue_request& r, bool raise_when_full, int32* max_a
 
 void fill_insert_values(const enqueue_request& r, int32 max_attempts, Datum* values, char* nulls)
 {
-    values[0] = CStringGetTextDatum(r.queue_name);
+    values[0] = r.queue_text;
     values[1] = CStringGetTextDatum(r.job_type);
     values[2] = Int32GetDatum(r.priority);
     values[3] = JsonbPGetDatum(r.payload);
@@ -115,7 +116,7 @@ void fill_insert_values(const enqueue_request& r, int32 max_attempts, Datum* val
 
 bool find_unique(const enqueue_request& r, int64* id)
 {
-    Datum values[2] = {CStringGetTextDatum(r.queue_name), CStringGetTextDatum(r.unique_key)};
+    Datum values[2] = {r.queue_text, CStringGetTextDatum(r.unique_key)};
     run_plan(saved_plan(&s_find_unique, k_find_unique), values, nullptr, 1);
     bool isnull, found;
     Datum value = first_value(&isnull, &found);
@@ -174,6 +175,7 @@ void read_common_args(FunctionCallInfo fcinfo, enqueue_request* r, const char* p
         r->payload = json_arg(fcinfo, 1, payload_name);
     }
     r->queue_name = queue_name_arg(fcinfo, 2);
+    r->queue_text = CStringGetTextDatum(r->queue_name);
     r->priority = int_arg_in_range(fcinfo, 3, "priority", 0, 32767);
     r->has_run_at = !PG_ARGISNULL(4);
     r->run_at = r->has_run_at ? PG_GETARG_TIMESTAMPTZ(4) : 0;
@@ -225,12 +227,6 @@ int64 check_batch_payloads(const Jsonb* payloads)
     return index;
 }
 
-int compare_int64(const void* a, const void* b)
-{
-    int64 x = DatumGetInt64(*static_cast<const Datum*>(a)), y = DatumGetInt64(*static_cast<const Datum*>(b));
-    return (x > y) - (x < y);
-}
-
 } // namespace
 
 PGJQ_FUNCTION(enqueue)
@@ -258,15 +254,15 @@ PGJQ_FUNCTION(enqueue_batch)
     char nulls[7];
     fill_insert_values(r, queue_max_attempts, values, nulls);
     uint64 n = run_plan(saved_plan(&s_insert_batch, k_insert_batch), values, nulls);
-    Datum* ids = static_cast<Datum*>(SPI_palloc(sizeof(Datum) * n));
+    int64* ids = static_cast<int64*>(SPI_palloc(sizeof(int64) * n));
     for (uint64 i = 0; i < n; i++) {
         bool isnull;
-        ids[i] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+        ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
     }
     SPI_finish();
     // ids are drawn in element order, so ascending ids are the payloads' order
-    qsort(ids, n, sizeof(Datum), compare_int64);
-    PG_RETURN_ARRAYTYPE_P(construct_array(ids, static_cast<int>(n), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+    sort_job_ids(ids, static_cast<int>(n));
+    PG_RETURN_ARRAYTYPE_P(job_id_array(ids, static_cast<int>(n)));
 }
 
 // INSERT INTO pgjq.jobs (job_type, payload, queue_name, ...) takes the enqueue path, so plain SQL gets
@@ -290,6 +286,7 @@ PGJQ_FUNCTION(insert_into_jobs_view)
     v = heap_getattr(row, SPI_fnumber(desc, "queue_name"), desc, &isnull);
     r.queue_name = isnull ? "default" : TextDatumGetCString(v);
     check_queue_name(r.queue_name);
+    r.queue_text = CStringGetTextDatum(r.queue_name);
     v = heap_getattr(row, SPI_fnumber(desc, "priority"), desc, &isnull);
     r.priority = isnull ? k_default_priority : DatumGetInt32(v);
     if (r.priority < 0 || r.priority > 32767)

@@ -1,6 +1,6 @@
-// lifecycle.cpp: archive_jobs and adjust_depth (see lifecycle.hpp). One statement moves the jobs,
-// records them as finished and updates the depth counters, so a batch costs one round of executor
-// work whatever its size.
+// lifecycle.cpp: archive_jobs, adjust_depth and the job-id array helpers (see lifecycle.hpp). One
+// statement moves the jobs, records them as finished and updates the depth counters, so a batch costs
+// one round of executor work whatever its size.
 #include "lifecycle.hpp"
 #include "spi_plans.hpp"
 
@@ -62,8 +62,31 @@ void adjust_depth(Datum queue_name, int64 delta)
 
 Datum single_id_array(int64 id)
 {
-    Datum element = Int64GetDatum(id);
-    return PointerGetDatum(construct_array(&element, 1, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+    return PointerGetDatum(job_id_array(&id, 1));
+}
+
+ArrayType* job_id_array(const int64* ids, int n)
+{
+    Datum* elements = static_cast<Datum*>(palloc(sizeof(Datum) * (n + 1)));
+    for (int i = 0; i < n; i++)
+        elements[i] = Int64GetDatum(ids[i]);
+    return construct_array(elements, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
+static int compare_job_ids(const void* a, const void* b)
+{
+    int64 x = *static_cast<const int64*>(a), y = *static_cast<const int64*>(b);
+    return (x > y) - (x < y);
+}
+
+void sort_job_ids(int64* ids, int n)
+{
+    qsort(ids, n, sizeof(int64), compare_job_ids);
+}
+
+bool sorted_ids_contain(const int64* sorted, int n, int64 id)
+{
+    return bsearch(&id, sorted, n, sizeof(int64), compare_job_ids) != nullptr;
 }
 
 } // namespace pgjq

@@ -18,4 +18,11 @@ void adjust_depth(Datum queue_name, int64 delta);
 // A one-element int8[] for archive_jobs.
 Datum single_id_array(int64 id);
 
+// An int8[] of n job ids, in their order.
+ArrayType* job_id_array(const int64* ids, int n);
+
+// Ascending order, and a binary search over it.
+void sort_job_ids(int64* ids, int n);
+bool sorted_ids_contain(const int64* sorted, int n, int64 id);
+
 } // namespace pgjq

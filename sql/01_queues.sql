@@ -20,6 +20,11 @@ SELECT queue_name, max_pending, fifo, max_attempts, lease, retry_base, retry_cap
 SELECT pgjq.alter_queue('emails', clear_max_pending => true, fifo => true, max_attempts => 7, lease => '1 hour');
 SELECT queue_name, max_pending, fifo, max_attempts, lease FROM pgjq.queues WHERE queue_name = 'emails';
 SELECT pgjq.alter_queue('emails', fifo => false);
+-- keep_completed: true by default; NULL keeps the current value
+SELECT keep_completed FROM pgjq.queues WHERE queue_name = 'emails';
+SELECT pgjq.alter_queue('emails', keep_completed => false);
+SELECT pgjq.alter_queue('emails', keep_completed => NULL, max_attempts => 8);
+SELECT keep_completed, max_attempts FROM pgjq.queues WHERE queue_name = 'emails';
 
 -- pause and resume
 SELECT pgjq.pause_queue('emails');

@@ -113,3 +113,30 @@ SELECT id AS f FROM pgjq.claim_job_batch('w6', NULL, 1, 'work') \gset
 SELECT pgjq.complete(:f, 'w6', jsonb_build_object('blob', repeat('x', 100)));
 RESET pgjq.max_payload_bytes;
 SELECT status FROM pgjq.jobs WHERE id = :f;
+
+-- keep_completed => false: completed jobs are deleted, not kept in the history; the depth still drops,
+-- and failed (dead letter) and cancelled jobs are still kept
+SELECT pgjq.create_queue('ephemeral', max_attempts => 1);
+SELECT pgjq.alter_queue('ephemeral', keep_completed => false);
+SELECT array_agg(id ORDER BY id) AS eph FROM unnest(pgjq.enqueue_batch('t', '[1, 2, 3, 4, 5, 6]', 'ephemeral')) AS id \gset
+SELECT count(*) AS claimed FROM pgjq.claim_job_batch('we', NULL, 4, 'ephemeral');
+SELECT pgjq.complete((:'eph'::bigint[])[1], 'we', '{"dropped": true}');
+SELECT pgjq.complete_batch((:'eph'::bigint[])[2:3], 'we') AS completed;
+SELECT count(*) AS claimed FROM pgjq.complete_and_claim('we', (:'eph'::bigint[])[4:4], NULL, 2, 'ephemeral');
+SELECT pgjq.fail((:'eph'::bigint[])[5], 'we', 'boom');
+SELECT pgjq.cancel((:'eph'::bigint[])[6]);
+SELECT array_position(:'eph'::bigint[], id) AS job, status FROM pgjq.jobs WHERE queue_name = 'ephemeral' ORDER BY id;
+SELECT sum(unfinished) AS depth FROM pgjq.queue_depth WHERE queue_name = 'ephemeral';
+-- the setting does not reach other queues' jobs completed in the same batch
+SELECT pgjq.create_queue('kept');
+SELECT pgjq.enqueue('t', '{}', 'ephemeral') AS g, pgjq.enqueue('t', '{}', 'kept') AS h \gset
+SELECT count(*) FROM pgjq.claim_job_batch('wm', NULL, 1, 'ephemeral');
+SELECT count(*) FROM pgjq.claim_job_batch('wm', NULL, 1, 'kept');
+SELECT pgjq.complete_batch(ARRAY[:g, :h]::bigint[], 'wm') AS completed;
+SELECT id = :h AS is_h, status FROM pgjq.jobs WHERE id IN (:g, :h);
+-- back to keeping them
+SELECT pgjq.alter_queue('ephemeral', keep_completed => true);
+SELECT pgjq.enqueue('t', '{}', 'ephemeral') AS k \gset
+SELECT count(*) FROM pgjq.claim_job_batch('wk', NULL, 1, 'ephemeral');
+SELECT pgjq.complete(:k, 'wk');
+SELECT status FROM pgjq.jobs WHERE id = :k;

@@ -67,6 +67,9 @@ public:
   virtual std::unique_ptr<session> open(int index) = 0;
   // Sets the backpressure limit used by enqueue_backpressured.
   virtual void set_backpressure(std::int64_t max_pending) = 0;
+  // Until the next reset(), completed jobs are deleted rather than kept as history. False if the system
+  // has no such setting.
+  virtual bool discard_completed() { return false; }
   virtual void vacuum_analyze() = 0;
   virtual table_sizes sizes() = 0;
   // Which table holds what of sizes().queue, for the report ("live_jobs 1.2 MB + queue_depth 0.1 MB").

@@ -185,6 +185,12 @@ public:
     m_admin.exec("SELECT pgjq.alter_queue('default', max_pending => " + std::to_string(max_pending) + ")");
   }
 
+  bool discard_completed() override
+  {
+    m_admin.exec("SELECT pgjq.alter_queue('default', keep_completed => false)");
+    return true;
+  }
+
   void vacuum_analyze() override { m_admin.exec("VACUUM ANALYZE pgjq.live_jobs, pgjq.finished_jobs, pgjq.queue_depth"); }
 
   table_sizes sizes() override

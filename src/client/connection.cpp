@@ -77,10 +77,10 @@ const statement_text statements[st_count] = {
     // keeps the subquery (and so the create) from being merged into the outer query.
     {"pgjq_create_queue_with_settings",
      "SELECT pgjq.alter_queue(s.q, $2::bigint, $3::boolean, $4::integer, $5::interval, $6::interval, "
-     "$7::interval, $8::interval, false) "
+     "$7::interval, $8::interval, false, $9::boolean) "
      "FROM (SELECT $1::text AS q, pgjq.create_queue($1::text) OFFSET 0) AS s"},
     {"pgjq_alter_queue", "SELECT pgjq.alter_queue($1::text, $2::bigint, $3::boolean, $4::integer, $5::interval, "
-                         "$6::interval, $7::interval, $8::interval, $9::boolean)"},
+                         "$6::interval, $7::interval, $8::interval, $9::boolean, $10::boolean)"},
     {"pgjq_drop_queue", "SELECT pgjq.drop_queue($1::text, $2::boolean)"},
     {"pgjq_pause_queue", "SELECT pgjq.pause_queue($1::text)"},
     {"pgjq_resume_queue", "SELECT pgjq.resume_queue($1::text)"},
@@ -424,7 +424,8 @@ std::optional<queue_stats> connection::stats(const std::string &queue)
 
 void connection::create_queue(const std::string &queue, const queue_options &o)
 {
-  if (!o.max_pending && !o.fifo && !o.max_attempts && !o.lease && !o.retry_base && !o.retry_cap && !o.retention)
+  if (!o.max_pending && !o.fifo && !o.max_attempts && !o.lease && !o.retry_base && !o.retry_cap && !o.retention &&
+      !o.keep_completed)
   {
     run(st_create_queue, {queue});
     return;
@@ -432,7 +433,7 @@ void connection::create_queue(const std::string &queue, const queue_options &o)
   run(st_create_queue_with_settings,
       {queue, opt(o.max_pending), opt(o.fifo),
        o.max_attempts ? std::optional<std::string>(text(static_cast<std::int64_t>(*o.max_attempts))) : std::nullopt,
-       opt(o.lease), opt(o.retry_base), opt(o.retry_cap), opt(o.retention)});
+       opt(o.lease), opt(o.retry_base), opt(o.retry_cap), opt(o.retention), opt(o.keep_completed)});
 }
 
 void connection::alter_queue(const std::string &queue, const queue_options &o)
@@ -440,7 +441,8 @@ void connection::alter_queue(const std::string &queue, const queue_options &o)
   run(st_alter_queue,
       {queue, opt(o.max_pending), opt(o.fifo),
        o.max_attempts ? std::optional<std::string>(text(static_cast<std::int64_t>(*o.max_attempts))) : std::nullopt,
-       opt(o.lease), opt(o.retry_base), opt(o.retry_cap), opt(o.retention), text(o.clear_max_pending)});
+       opt(o.lease), opt(o.retry_base), opt(o.retry_cap), opt(o.retention), text(o.clear_max_pending),
+       opt(o.keep_completed)});
 }
 
 void connection::drop_queue(const std::string &queue, bool force) { run(st_drop_queue, {queue, text(force)}); }

@@ -33,6 +33,17 @@ std::int64_t finished_job_id(const std::string &payload)
   return parsed["id"].get<std::int64_t>();
 }
 
+// What a pgjq_job_finished notice tells of its job: id, queue and final status.
+job job_from_finished_notice(const std::string &payload)
+{
+  const nlohmann::json parsed = nlohmann::json::parse(payload);
+  job j;
+  j.id = parsed.at("id").get<std::int64_t>();
+  j.queue = parsed.at("queue").get<std::string>();
+  j.status = parse_job_status(parsed.at("status").get<std::string>());
+  return j;
+}
+
 // {"overflow":true}: the server's notification relay had to drop finished-job notices, so any job
 // may have finished unannounced: a waiter looks at its job again.
 bool finished_notices_dropped(const std::string &payload)
@@ -165,6 +176,9 @@ std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chr
         (finished_job_id(n->payload) == job_id || finished_notices_dropped(n->payload)))
     {
       current = get_job(job_id);
+      // A queue with keep_completed = false deletes a completed job: its notice is all that is left of it.
+      if (!current && finished_job_id(n->payload) == job_id)
+        return job_from_finished_notice(n->payload);
       if (!current)
         throw job_not_found("job " + std::to_string(job_id) + " does not exist", "P0002");
       if (is_final(current->status))

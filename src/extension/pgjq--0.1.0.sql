@@ -17,6 +17,7 @@ CREATE TABLE pgjq.queues (
     retry_base   interval    NOT NULL DEFAULT '1 second',
     retry_cap    interval    NOT NULL DEFAULT '1 hour',
     retention    interval    NOT NULL DEFAULT '7 days',
+    keep_completed boolean   NOT NULL DEFAULT true,
     paused       boolean     NOT NULL DEFAULT false,
     created_at   timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT queue_name_format   CHECK (queue_name ~ '^[a-z0-9_.-]{1,48}$'),
@@ -185,7 +186,8 @@ CREATE FUNCTION pgjq.create_queue(queue_name text, max_pending bigint DEFAULT NU
 CREATE FUNCTION pgjq.alter_queue(queue_name text, max_pending bigint DEFAULT NULL, fifo boolean DEFAULT NULL,
                                  max_attempts integer DEFAULT NULL, lease interval DEFAULT NULL,
                                  retry_base interval DEFAULT NULL, retry_cap interval DEFAULT NULL,
-                                 retention interval DEFAULT NULL, clear_max_pending boolean DEFAULT false)
+                                 retention interval DEFAULT NULL, clear_max_pending boolean DEFAULT false,
+                                 keep_completed boolean DEFAULT NULL)
     RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_alter_queue';
 
@@ -329,7 +331,7 @@ INSERT INTO pgjq.capabilities (capability, object, is_function) VALUES
     ('worker',   'pgjq.jobs', false),
     ('worker',   'pgjq.queue_stats', false),
     ('admin',    'pgjq.create_queue(text,bigint,boolean,integer,interval)', true),
-    ('admin',    'pgjq.alter_queue(text,bigint,boolean,integer,interval,interval,interval,interval,boolean)', true),
+    ('admin',    'pgjq.alter_queue(text,bigint,boolean,integer,interval,interval,interval,interval,boolean,boolean)', true),
     ('admin',    'pgjq.drop_queue(text,boolean)', true),
     ('admin',    'pgjq.pause_queue(text)', true),
     ('admin',    'pgjq.resume_queue(text)', true),

@@ -25,9 +25,10 @@ const plan_text k_alter_queue = {
     " lease        = coalesce($5, lease),"
     " retry_base   = coalesce($6, retry_base),"
     " retry_cap    = coalesce($7, retry_cap),"
-    " retention    = coalesce($8, retention)"
+    " retention    = coalesce($8, retention),"
+    " keep_completed = coalesce($10, keep_completed)"
     " WHERE queue_name = $1 RETURNING retry_base::text, retry_cap::text, retry_cap >= retry_base",
-    9, {TEXTOID, INT8OID, BOOLOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID, INTERVALOID, BOOLOID}};
+    10, {TEXTOID, INT8OID, BOOLOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID, INTERVALOID, BOOLOID, BOOLOID}};
 const plan_text k_set_paused = {
     "UPDATE pgjq.queues SET paused = $2 WHERE queue_name = $1", 2, {TEXTOID, BOOLOID}};
 // Deleting the depth rows first waits for every transaction that is enqueuing into or finishing jobs
@@ -115,9 +116,9 @@ PGJQ_FUNCTION(alter_queue)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("max_pending and clear_max_pending cannot both be given")));
 
-    Datum values[9];
-    char nulls[9];
-    for (int i = 0; i < 9; i++) {
+    Datum values[10];
+    char nulls[10];
+    for (int i = 0; i < 10; i++) {
         values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
         nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
     }

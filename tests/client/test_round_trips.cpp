@@ -362,17 +362,24 @@ BOOST_AUTO_TEST_CASE(job_finished_notification_names_the_job_queue_and_status)
   BOOST_TEST(payload["status"] == "completed");
 }
 
+// Claims the queue's job from another session and completes it with {"ok": true} after a pause, so
+// that a wait begun now has to be woken.
+static std::thread complete_from_another_session(std::int64_t id, const std::string &queue)
+{
+  return std::thread([id, queue] {
+    pgjq::connection w(conninfo());
+    w.claim("w", {}, 1, queue);
+    std::this_thread::sleep_for(300ms);
+    w.complete(id, "w", {{"ok", true}});
+  });
+}
+
 BOOST_AUTO_TEST_CASE(wait_for_completion_returns_the_result_set_by_another_session)
 {
   scoped_queue q;
   pgjq::connection db(conninfo());
   const std::int64_t id = db.enqueue("t", empty, q.into());
-  std::thread finisher([&] {
-    pgjq::connection w(conninfo());
-    w.claim("w", {}, 1, q.name());
-    std::this_thread::sleep_for(300ms);
-    w.complete(id, "w", {{"ok", true}});
-  });
+  std::thread finisher = complete_from_another_session(id, q.name());
   const auto start = std::chrono::steady_clock::now();
   std::optional<pgjq::job> j = db.wait_for_completion(id, 10s);
   const auto waited = std::chrono::steady_clock::now() - start;
@@ -384,6 +391,34 @@ BOOST_AUTO_TEST_CASE(wait_for_completion_returns_the_result_set_by_another_sessi
   BOOST_TEST_MESSAGE("wait_for_completion returned after "
                      << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
   BOOST_TEST((waited < 5s)); // woken by the notification, far before the 10 s timeout
+}
+
+BOOST_AUTO_TEST_CASE(a_queue_that_does_not_keep_completed_jobs_still_ends_the_wait)
+{
+  pgjq::queue_options qo;
+  qo.keep_completed = false;
+  scoped_queue q(qo);
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  std::thread finisher = complete_from_another_session(id, q.name());
+  std::optional<pgjq::job> j = db.wait_for_completion(id, 10s);
+  finisher.join();
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->id == id);
+  BOOST_TEST(j->queue == q.name());
+  BOOST_TEST(j->status == pgjq::job_status::completed);
+  BOOST_TEST(!j->result().has_value()); // dropped with the job
+  BOOST_TEST(!db.get_job(id).has_value());
+
+  pgjq::queue_options keep;
+  keep.keep_completed = true;
+  db.alter_queue(q.name(), keep);
+  const std::int64_t kept = db.enqueue("t", empty, q.into());
+  db.claim("w", {}, 1, q.name());
+  db.complete(kept, "w");
+  std::optional<pgjq::job> row = db.get_job(kept);
+  BOOST_REQUIRE(row.has_value());
+  BOOST_TEST(row->status == pgjq::job_status::completed);
 }
 
 BOOST_AUTO_TEST_CASE(wait_for_completion_returns_at_once_for_a_job_that_already_finished)

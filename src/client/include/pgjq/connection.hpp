@@ -92,7 +92,9 @@ public:
   // The job once it is final (completed, failed or cancelled), or empty after the timeout. LISTENs on
   // pgjq_job_finished, then reads the job once to close the race with a job that finished before the
   // LISTEN, then sleeps on the socket: no polling. Throws job_not_found for an unknown id, usage_error
-  // inside a transaction block (notifications are only delivered between transactions).
+  // inside a transaction block (notifications are only delivered between transactions). A job of a queue
+  // with keep_completed = false comes back with only id, queue and status once completed (its row is
+  // deleted), and is job_not_found if it had already completed when the wait began.
   std::optional<job> wait_for_completion(std::int64_t job_id, std::chrono::milliseconds timeout);
 
   // Notifications ------------------------------------------------------------------------------------

@@ -85,6 +85,9 @@ struct queue_options
   std::optional<std::chrono::microseconds> retry_base;   // first retry delay; doubles per attempt
   std::optional<std::chrono::microseconds> retry_cap;
   std::optional<std::chrono::microseconds> retention;    // how long finished jobs are kept
+  // false: a completed job is deleted at once instead of kept for `retention` (failed and cancelled jobs
+  // are still kept); pgjq.jobs then no longer shows it, and its result is dropped.
+  std::optional<bool> keep_completed;
   bool clear_max_pending = false;           // alter_queue only: remove the max_pending limit
 };
 

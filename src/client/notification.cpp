@@ -33,14 +33,27 @@ std::int64_t finished_job_id(const std::string &payload)
   return parsed["id"].get<std::int64_t>();
 }
 
-// What a pgjq_job_finished notice tells of its job: id, queue and final status.
-job job_from_finished_notice(const std::string &payload)
+// A job of a queue with keep_completed = false leaves no row once completed. What is left of it: the row
+// last seen (if any) and its finished notice (if one came); the status is the notice's, else completed.
+// Parsed without throwing: any role may send on the channel.
+job job_without_row(std::optional<job> last_seen, std::int64_t job_id, const std::string *notice_payload)
 {
-  const nlohmann::json parsed = nlohmann::json::parse(payload);
-  job j;
-  j.id = parsed.at("id").get<std::int64_t>();
-  j.queue = parsed.at("queue").get<std::string>();
-  j.status = parse_job_status(parsed.at("status").get<std::string>());
+  job j = last_seen ? std::move(*last_seen) : job{};
+  j.id = job_id;
+  j.status = job_status::completed;
+  j.result_text.reset();
+  j.lease_expires_at.reset();
+  if (notice_payload == nullptr)
+    return j;
+  const nlohmann::json parsed = nlohmann::json::parse(*notice_payload, nullptr, false);
+  if (!parsed.is_object())
+    return j;
+  if (!last_seen && parsed.contains("queue") && parsed["queue"].is_string())
+    j.queue = parsed["queue"].get<std::string>();
+  if (parsed.contains("status") && parsed["status"].is_string())
+    for (job_status s : {job_status::completed, job_status::failed, job_status::cancelled})
+      if (to_string(s) == parsed["status"].get<std::string>())
+        j.status = s;
   return j;
 }
 
@@ -160,9 +173,21 @@ std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chr
   // The job may have finished before the LISTEN took effect: its notification is gone, but its state is not.
   std::optional<job> current = get_job(job_id);
   if (!current)
+  {
+    // Unless it was deleted at completion after the LISTEN: then its notice may be here already.
+    collect_notifications();
+    for (auto it = m_notifications.begin(); it != m_notifications.end(); ++it)
+      if (it->channel == job_finished_channel && finished_job_id(it->payload) == job_id)
+      {
+        job j = job_without_row(std::nullopt, job_id, &it->payload);
+        m_notifications.erase(it);
+        return j;
+      }
     throw job_not_found("job " + std::to_string(job_id) + " does not exist", "P0002");
+  }
   if (is_final(current->status))
     return current;
+  job last_seen = *current;
 
   for (;;)
   {
@@ -176,13 +201,13 @@ std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chr
         (finished_job_id(n->payload) == job_id || finished_notices_dropped(n->payload)))
     {
       current = get_job(job_id);
-      // A queue with keep_completed = false deletes a completed job: its notice is all that is left of it.
-      if (!current && finished_job_id(n->payload) == job_id)
-        return job_from_finished_notice(n->payload);
+      // Seen unfinished, now gone: deleted at completion (keep_completed = false).
       if (!current)
-        throw job_not_found("job " + std::to_string(job_id) + " does not exist", "P0002");
+        return job_without_row(std::move(last_seen), job_id,
+                               finished_job_id(n->payload) == job_id ? &n->payload : nullptr);
       if (is_final(current->status))
         return current;
+      last_seen = *current;
       continue;
     }
     if (n->channel != job_finished_channel || !transient)

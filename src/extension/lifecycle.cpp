@@ -1,43 +1,52 @@
 // lifecycle.cpp: archive_jobs, adjust_depth and the job-id array helpers (see lifecycle.hpp). One
 // statement moves the jobs, records them as finished and updates the depth counters, so a batch costs
 // one round of executor work whatever its size.
+#include "keep_completed_cache.hpp"
 #include "lifecycle.hpp"
 #include "notify_relay.hpp"
 #include "spi_plans.hpp"
 
 namespace pgjq {
 
-static SPIPlanPtr s_archive, s_adjust_depth;
+static SPIPlanPtr s_archive, s_archive_some_discarded, s_adjust_depth;
 
-// A completed job of a queue with keep_completed = false is deleted, not archived: its history row is
-// a quarter of a batch drain's server CPU per job (measured). Its pgjq_job_finished notice is still sent,
-// by archive_jobs, since no insert into finished_jobs fires the trigger that sends it. The queues that do
-// not keep them are read once per statement (an InitPlan), not once per job.
-static const plan_text k_archive = {
-    "WITH done AS ("
-    "  DELETE FROM pgjq.live_jobs"
-    "   WHERE id = ANY ($1) AND ($2::text IS NULL OR (worker_id = $2 AND status <> 'pending'))"
-    "  RETURNING *, ($3 <> 'completed' OR queue_name <> ALL (coalesce("
-    "    (SELECT array_agg(q.queue_name) FROM pgjq.queues q WHERE NOT q.keep_completed), '{}'))) AS kept),"
-    " archived AS ("
-    "  INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, result, run_at,"
-    "    unique_key, progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at,"
-    "    lease_expires_at, created_at, started_at, completed_at, failed_at, cancelled_at, finished_at,"
-    "    attempts, max_attempts, last_error)"
-    "  SELECT id, queue_name, job_type, priority, $3::pgjq.job_status, payload, $4, run_at,"
-    "    unique_key, CASE WHEN $3 = 'completed' THEN 100 ELSE progress END, current_stage, events_count,"
-    "    worker_id, claimed_at, heartbeat_at, lease_expires_at, created_at, started_at,"
-    "    CASE WHEN $3 = 'completed' THEN now() END, CASE WHEN $3 = 'failed' THEN now() END,"
-    "    CASE WHEN $3 = 'cancelled' THEN now() END, now(),"
-    "    attempts, max_attempts, coalesce($5, last_error)"
-    "  FROM done WHERE kept),"
-    " counted AS ("
-    "  UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - a.n"
-    "    FROM (SELECT queue_name, count(*) AS n FROM done GROUP BY queue_name) a"
+#define ARCHIVE_DELETE(extra_column)                                                                   \
+    "WITH done AS ("                                                                                   \
+    "  DELETE FROM pgjq.live_jobs"                                                                     \
+    "   WHERE id = ANY ($1) AND ($2::text IS NULL OR (worker_id = $2 AND status <> 'pending'))"        \
+    "  RETURNING *" extra_column "),"
+#define ARCHIVE_INSERT(condition)                                                                      \
+    " archived AS ("                                                                                   \
+    "  INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, result, run_at," \
+    "    unique_key, progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at,"        \
+    "    lease_expires_at, created_at, started_at, completed_at, failed_at, cancelled_at, finished_at,"  \
+    "    attempts, max_attempts, last_error)"                                                          \
+    "  SELECT id, queue_name, job_type, priority, $3::pgjq.job_status, payload, $4, run_at,"           \
+    "    unique_key, CASE WHEN $3 = 'completed' THEN 100 ELSE progress END, current_stage, events_count," \
+    "    worker_id, claimed_at, heartbeat_at, lease_expires_at, created_at, started_at,"               \
+    "    CASE WHEN $3 = 'completed' THEN now() END, CASE WHEN $3 = 'failed' THEN now() END,"           \
+    "    CASE WHEN $3 = 'cancelled' THEN now() END, now(),"                                            \
+    "    attempts, max_attempts, coalesce($5, last_error)"                                             \
+    "  FROM done" condition "),"
+#define ARCHIVE_COUNT                                                                                  \
+    " counted AS ("                                                                                    \
+    "  UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - a.n"                                  \
+    "    FROM (SELECT queue_name, count(*) AS n FROM done GROUP BY queue_name) a"                      \
     "   WHERE d.queue_name = a.queue_name AND d.slot = $6)"
+#define ARCHIVE_TYPES {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, INT2OID, TEXTARRAYOID}
+
+static const plan_text k_archive = {
+    ARCHIVE_DELETE("") ARCHIVE_INSERT("") ARCHIVE_COUNT
+    " SELECT count(*), coalesce(array_agg(id), '{}') FROM done",
+    6, ARCHIVE_TYPES};
+// Completion while some queue has keep_completed = false ($7: those queues): their jobs are deleted
+// without a history row, and their pgjq_job_finished notices are sent by archive_jobs, since no insert
+// into finished_jobs fires the trigger that sends them.
+static const plan_text k_archive_some_discarded = {
+    ARCHIVE_DELETE(", queue_name <> ALL ($7) AS kept") ARCHIVE_INSERT(" WHERE kept") ARCHIVE_COUNT
     " SELECT count(*), coalesce(array_agg(id), '{}'),"
     "        array_agg(id) FILTER (WHERE NOT kept), array_agg(queue_name) FILTER (WHERE NOT kept) FROM done",
-    6, {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, INT2OID}};
+    7, ARCHIVE_TYPES};
 
 static const plan_text k_adjust_depth = {
     "UPDATE pgjq.queue_depth SET unfinished = unfinished + $3 WHERE queue_name = $1 AND slot = $2",
@@ -58,22 +67,29 @@ static void announce_discarded(ArrayType* ids, ArrayType* queues, const char* st
 uint64 archive_jobs(Datum ids, const char* holder, const char* status, Jsonb* result, const char* last_error,
                     Datum* moved)
 {
-    Datum values[6] = {ids,
+    Datum values[7] = {ids,
                        holder ? CStringGetTextDatum(holder) : (Datum) 0,
                        CStringGetTextDatum(status),
                        result ? JsonbPGetDatum(result) : (Datum) 0,
                        last_error ? CStringGetTextDatum(last_error) : (Datum) 0,
-                       Int16GetDatum(depth_slot())};
-    char nulls[6] = {' ', holder ? ' ' : 'n', ' ', result ? ' ' : 'n', last_error ? ' ' : 'n', ' '};
-    run_plan(saved_plan(&s_archive, k_archive), values, nulls);
+                       Int16GetDatum(depth_slot()),
+                       (Datum) 0};
+    char nulls[7] = {' ', holder ? ' ' : 'n', ' ', result ? ' ' : 'n', last_error ? ' ' : 'n', ' ', ' '};
+    ArrayType* discarding = strcmp(status, "completed") == 0 ? queues_not_keeping_completed() : nullptr;
+    if (discarding) {
+        values[6] = PointerGetDatum(discarding);
+        run_plan(saved_plan(&s_archive_some_discarded, k_archive_some_discarded), values, nulls);
+    } else {
+        run_plan(saved_plan(&s_archive, k_archive), values, nulls);
+    }
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
     bool isnull;
     int64 count = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
     if (moved)
         *moved = SPI_getbinval(row, desc, 2, &isnull);
-    bool none_discarded;
-    Datum discarded_ids = SPI_getbinval(row, desc, 3, &none_discarded);
+    bool none_discarded = true;
+    Datum discarded_ids = discarding ? SPI_getbinval(row, desc, 3, &none_discarded) : (Datum) 0;
     if (!none_discarded)
         announce_discarded(DatumGetArrayTypeP(discarded_ids), DatumGetArrayTypeP(SPI_getbinval(row, desc, 4, &isnull)),
                            status);

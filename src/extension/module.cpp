@@ -1,5 +1,6 @@
 // module.cpp: PG_MODULE_MAGIC, _PG_init and the GUCs; nothing else.
 #include "args.hpp"
+#include "keep_completed_cache.hpp"
 #include "spi_plans.hpp"
 #include "notify_relay.hpp"
 #include "worker_state.hpp"
@@ -70,6 +71,7 @@ void define_worker_settings()
                                check_databases, nullptr, nullptr);
     pgjq::register_wake_callback();
     pgjq::register_relay_callbacks();
+    pgjq::register_keep_completed_callback();
     if (!process_shared_preload_libraries_in_progress || IsBinaryUpgrade)
         return;
     pgjq::worker_preloaded = true;

@@ -116,7 +116,8 @@ CREATE TABLE pgjq.finished_jobs (
 -- finished_at grows with insertion order, so a BRIN index serves pruning at almost no write cost.
 CREATE INDEX finished_jobs_finished_at_idx ON pgjq.finished_jobs USING brin (finished_at);
 
--- Every job, live or finished until pruned.
+-- Every job, live or finished until pruned (completed jobs of a queue with keep_completed = false are
+-- deleted, not kept).
 CREATE VIEW pgjq.jobs AS
     SELECT id, queue_name, job_type, priority, status, payload, NULL::jsonb AS result, run_at, unique_key,
            progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
@@ -128,7 +129,7 @@ CREATE VIEW pgjq.jobs AS
            progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
            created_at, started_at, completed_at, failed_at, cancelled_at, attempts, max_attempts, last_error
       FROM pgjq.finished_jobs;
-COMMENT ON VIEW pgjq.jobs IS 'every job, live or finished (until pruned); INSERT goes through pgjq.enqueue semantics';
+COMMENT ON VIEW pgjq.jobs IS 'every job, live or finished (until pruned; completed jobs only where the queue keeps them); INSERT goes through pgjq.enqueue semantics';
 
 CREATE VIEW pgjq.queue_stats AS
     SELECT q.queue_name,
@@ -298,6 +299,12 @@ CREATE TRIGGER notify_job_finished BEFORE INSERT ON pgjq.finished_jobs
     FOR EACH ROW EXECUTE FUNCTION pgjq.notify_job_finished();
 CREATE TRIGGER insert_into_jobs_view INSTEAD OF INSERT ON pgjq.jobs
     FOR EACH ROW EXECUTE FUNCTION pgjq.insert_into_jobs_view();
+
+-- Each backend caches which queues keep no completed jobs (keep_completed_cache.cpp): any change to
+-- pgjq.queues, by the functions or by hand, makes every backend read them again after it commits.
+CREATE FUNCTION pgjq.queues_changed() RETURNS trigger LANGUAGE c AS 'MODULE_PATHNAME', 'pgjq_queues_changed';
+CREATE TRIGGER queues_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON pgjq.queues
+    FOR EACH STATEMENT EXECUTE FUNCTION pgjq.queues_changed();
 
 -- Privileges -----------------------------------------------------------------------------------------
 -- Nothing is callable by PUBLIC. Three capabilities are granted to roles by the helpers below.

@@ -406,9 +406,13 @@ BOOST_AUTO_TEST_CASE(a_queue_that_does_not_keep_completed_jobs_still_ends_the_wa
   BOOST_REQUIRE(j.has_value());
   BOOST_TEST(j->id == id);
   BOOST_TEST(j->queue == q.name());
+  BOOST_TEST(j->type == "t");
+  BOOST_TEST(j->payload() == empty);
   BOOST_TEST(j->status == pgjq::job_status::completed);
   BOOST_TEST(!j->result().has_value()); // dropped with the job
   BOOST_TEST(!db.get_job(id).has_value());
+  // completed before the wait began: nothing is left to tell it from a job that never existed
+  BOOST_CHECK_THROW(db.wait_for_completion(id, 100ms), pgjq::job_not_found);
 
   pgjq::queue_options keep;
   keep.keep_completed = true;

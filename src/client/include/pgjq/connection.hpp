@@ -93,8 +93,10 @@ public:
   // pgjq_job_finished, then reads the job once to close the race with a job that finished before the
   // LISTEN, then sleeps on the socket: no polling. Throws job_not_found for an unknown id, usage_error
   // inside a transaction block (notifications are only delivered between transactions). A job of a queue
-  // with keep_completed = false comes back with only id, queue and status once completed (its row is
-  // deleted), and is job_not_found if it had already completed when the wait began.
+  // with keep_completed = false has no row once completed: it comes back as last seen unfinished, with
+  // status completed and no result (or with only id, queue and status if it completed between the LISTEN
+  // and the first read), and is job_not_found if it had completed before the wait began. (A job deleted
+  // with its queue by drop_queue(force => true) during the wait can be mistaken for a completed one.)
   std::optional<job> wait_for_completion(std::int64_t job_id, std::chrono::milliseconds timeout);
 
   // Notifications ------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include "boundary.hpp"
 #include "job_state.hpp"
 #include "lifecycle.hpp"
+#include "notify_relay.hpp"
 #include "spi_plans.hpp"
 
 namespace {
@@ -56,7 +57,9 @@ PGJQ_FUNCTION(retry)
                         errdetail("Only failed or cancelled jobs can be retried.")));
     }
     bool isnull;
-    adjust_depth(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull), 1);
+    Datum queue_name = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    announce_new_jobs(TextDatumGetCString(queue_name));  // runnable now
+    adjust_depth(queue_name, 1);
     SPI_finish();
     PG_RETURN_VOID();
 }

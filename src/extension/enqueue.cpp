@@ -9,9 +9,11 @@
 #include "args.hpp"
 #include "boundary.hpp"
 #include "lifecycle.hpp"
+#include "notify_relay.hpp"
 #include "spi_plans.hpp"
 #include "sqlstate.hpp"
 #include "trigger.hpp"
+#include "worker_state.hpp"
 
 namespace {
 
@@ -114,6 +116,17 @@ void fill_insert_values(const enqueue_request& r, int32 max_attempts, Datum* val
         nulls[4] = 'n';
 }
 
+// What the workers learn at commit: runnable jobs are announced on pgjq_new_job, delayed ones wake the
+// maintenance worker when they fall due. Done here rather than by row triggers on live_jobs, whose WHEN
+// clauses cost a single-job enqueue about 9 % of its server CPU (measured: 181 vs 165 us, 7 pairs).
+void announce_enqueued(const enqueue_request& r)
+{
+    if (r.has_run_at && r.run_at > GetCurrentTransactionStartTimestamp())
+        wake_maintenance_at_commit(r.run_at);
+    else
+        announce_new_jobs(r.queue_name);
+}
+
 bool find_unique(const enqueue_request& r, int64* id)
 {
     Datum values[2] = {r.queue_text, CStringGetTextDatum(r.unique_key)};
@@ -145,6 +158,7 @@ bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
         Datum value = first_value(&isnull, &found);
         if (found) {
             *id = DatumGetInt64(value);
+            announce_enqueued(r);
             return true;
         }
         // Another transaction took the unique_key between our lookup and our insert: give the room
@@ -254,6 +268,7 @@ PGJQ_FUNCTION(enqueue_batch)
     char nulls[7];
     fill_insert_values(r, queue_max_attempts, values, nulls);
     uint64 n = run_plan(saved_plan(&s_insert_batch, k_insert_batch), values, nulls);
+    announce_enqueued(r);
     int64* ids = static_cast<int64*>(SPI_palloc(sizeof(int64) * n));
     for (uint64 i = 0; i < n; i++) {
         bool isnull;

@@ -288,9 +288,11 @@ CREATE FUNCTION pgjq.notify_job_finished() RETURNS trigger LANGUAGE c AS 'MODULE
 CREATE FUNCTION pgjq.insert_into_jobs_view() RETURNS trigger LANGUAGE c
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off AS 'MODULE_PATHNAME', 'pgjq_insert_into_jobs_view';
 
-CREATE TRIGGER notify_new_job_on_insert BEFORE INSERT ON pgjq.live_jobs
-    FOR EACH ROW WHEN (NEW.status = 'pending' AND NEW.run_at <= now()) EXECUTE FUNCTION pgjq.notify_new_job();
--- AFTER, not BEFORE: a BEFORE UPDATE row trigger makes every UPDATE (each claim) fetch and lock the old
+-- Enqueue and retry announce their jobs themselves (announce_enqueued in enqueue.cpp, retry in cancel.cpp):
+-- row triggers on INSERT, with their WHEN clauses, cost a single-job enqueue about 9 % of its server CPU.
+-- Writing pgjq.live_jobs directly therefore wakes nobody; use the functions or INSERT INTO pgjq.jobs.
+
+-- A job back to pending (fail with retry, lease recovery). AFTER, not BEFORE: a BEFORE UPDATE row trigger makes every UPDATE (each claim) fetch and lock the old
 -- row a second time, even when its WHEN clause is false.
 CREATE TRIGGER notify_new_job_on_requeue AFTER UPDATE OF status ON pgjq.live_jobs
     FOR EACH ROW WHEN (NEW.status = 'pending' AND OLD.status <> 'pending' AND NEW.run_at <= now())
@@ -410,11 +412,10 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA pgjq FROM PUBLIC;
 -- stay out of it; heartbeats touch none of its columns, so they remain HOT updates.
 CREATE INDEX live_jobs_scheduled_idx ON pgjq.live_jobs (run_at) WHERE status = 'pending' AND run_at > created_at;
 
--- Wakes the database's worker at commit when a job becomes due before the worker's next planned pass.
--- Fires only for delayed jobs; an ordinary enqueue, a claim or a heartbeat never fires it.
+-- Wakes the database's worker at commit when a rescheduled job (fail with backoff, lease recovery)
+-- becomes due before the worker's next planned pass; a delayed enqueue does the same from enqueue.cpp.
+-- A claim or a heartbeat never fires it.
 CREATE FUNCTION pgjq.wake_maintenance() RETURNS trigger LANGUAGE c AS 'MODULE_PATHNAME', 'pgjq_wake_maintenance';
-CREATE TRIGGER wake_maintenance_on_schedule BEFORE INSERT ON pgjq.live_jobs
-    FOR EACH ROW WHEN (NEW.status = 'pending' AND NEW.run_at > now()) EXECUTE FUNCTION pgjq.wake_maintenance();
 -- AFTER for the reason given at notify_new_job_on_requeue.
 CREATE TRIGGER wake_maintenance_on_reschedule AFTER UPDATE OF status, run_at ON pgjq.live_jobs
     FOR EACH ROW WHEN (NEW.status = 'pending' AND NEW.run_at > now()) EXECUTE FUNCTION pgjq.wake_maintenance();

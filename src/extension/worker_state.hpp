@@ -88,6 +88,8 @@ bool database_allowed(const char* datname);
 // if it planned to sleep past it.
 void wake_worker_for(Oid dboid, TimestampTz due);
 void register_wake_callback();
+// At commit, tells this database's maintenance worker that a delayed job falls due at `due`.
+void wake_maintenance_at_commit(TimestampTz due);
 
 } // namespace pgjq
 

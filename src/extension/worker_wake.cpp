@@ -1,9 +1,10 @@
 // worker_wake.cpp: waking the maintenance worker when a transaction commits a delayed job.
 //
-// The trigger pgjq.wake_maintenance fires only for pending jobs whose run_at lies in the future (an
-// ordinary enqueue never fires it). It remembers the earliest such run_at of the transaction; at
-// commit, when the job is visible, the worker of this database is told about it and its latch is set
-// if it planned to sleep past that time. A rolled-back transaction tells nobody.
+// Enqueue (wake_maintenance_at_commit) and the trigger pgjq.wake_maintenance (a job rescheduled by an
+// UPDATE) report pending jobs whose run_at lies in the future; an ordinary enqueue reports nothing. The
+// earliest such run_at of the transaction is remembered; at commit, when the job is visible, the worker
+// of this database is told about it and its latch is set if it planned to sleep past that time. A
+// rolled-back transaction tells nobody.
 #include "boundary.hpp"
 #include "trigger.hpp"
 #include "worker_state.hpp"
@@ -43,6 +44,15 @@ void register_wake_callback()
     RegisterXactCallback(wake_at_commit, nullptr);
 }
 
+void wake_maintenance_at_commit(TimestampTz due)
+{
+    if (worker_state_no_error() == nullptr)
+        return;
+    if (!s_pending || due < s_pending_due)
+        s_pending_due = due;
+    s_pending = true;
+}
+
 } // namespace pgjq
 
 PGJQ_FUNCTION(wake_maintenance)
@@ -52,11 +62,7 @@ PGJQ_FUNCTION(wake_maintenance)
     TupleDesc desc = trigger->tg_relation->rd_att;
     bool isnull;
     Datum run_at = heap_getattr(row, SPI_fnumber(desc, "run_at"), desc, &isnull);
-    if (!isnull && worker_state_no_error() != nullptr) {
-        TimestampTz due = DatumGetTimestampTz(run_at);
-        if (!s_pending || due < s_pending_due)
-            s_pending_due = due;
-        s_pending = true;
-    }
+    if (!isnull)
+        wake_maintenance_at_commit(DatumGetTimestampTz(run_at));
     return PointerGetDatum(row);
 }

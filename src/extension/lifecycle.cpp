@@ -52,7 +52,7 @@ static const plan_text k_adjust_depth = {
     "UPDATE pgjq.queue_depth SET unfinished = unfinished + $3 WHERE queue_name = $1 AND slot = $2",
     3, {TEXTOID, INT2OID, INT8OID}};
 
-// The finished notices of jobs deleted without a history row (see k_archive).
+// The finished notices of jobs deleted without a history row (see k_archive_some_discarded).
 static void announce_discarded(ArrayType* ids, ArrayType* queues, const char* status)
 {
     Datum* queue_names;

@@ -252,7 +252,7 @@ int64 check_batch_payloads(const Jsonb* payloads)
 // not take the lock; they may land inside a batch's run.
 Datum draw_batch_ids(int32 count)
 {
-    Oid sequence = get_relname_relid("job_id_seq", get_namespace_oid("pgjq", false));
+    Oid sequence = pgjq_relation("job_id_seq");
     LockRelationOid(sequence, ShareUpdateExclusiveLock);  // conflicts with itself, not with nextval's lock
     Datum values[1] = {Int32GetDatum(count)};
     run_plan(saved_plan(&s_draw_ids, k_draw_ids), values, nullptr);

@@ -41,7 +41,7 @@ ArrayType* queues_not_keeping_completed()
         return s_queues;
     if (s_context == nullptr)
         s_context = AllocSetContextCreate(CacheMemoryContext, "pgjq keep_completed", ALLOCSET_SMALL_SIZES);
-    s_queues_relid = get_relname_relid("queues", get_namespace_oid("pgjq", false));
+    s_queues_relid = pgjq_relation("queues");
     uint64 invalidations_before = s_invalidations;
     bool isnull, found;
     run_plan(saved_plan(&s_read, k_read), nullptr, nullptr);

@@ -15,6 +15,7 @@
 // - once it is large (a backlog), when the statistics show enough of it dead: each vacuum then scans
 //   every index, so it must be worth it.
 #include "live_table_vacuum.hpp"
+#include "spi_plans.hpp"
 #include "worker_state.hpp"
 
 
@@ -33,8 +34,7 @@ bool vacuum_live_jobs_if_needed(bool jobs_moved)
     MemoryContext caller = CurrentMemoryContext;
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
-    Oid nsp = get_namespace_oid("pgjq", true);
-    Oid relid = OidIsValid(nsp) ? get_relname_relid("live_jobs", nsp) : InvalidOid;
+    Oid relid = pgjq_relation("live_jobs");
     bool needed = false;
     if (OidIsValid(relid) && jobs_moved) {
         Relation rel = try_relation_open(relid, AccessShareLock);

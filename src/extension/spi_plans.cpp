@@ -42,6 +42,12 @@ Datum first_value(bool* isnull, bool* found)
     return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
 }
 
+Oid pgjq_relation(const char* name)
+{
+    Oid schema = get_namespace_oid("pgjq", true);
+    return OidIsValid(schema) ? get_relname_relid(name, schema) : InvalidOid;
+}
+
 int forced_depth_slot = -1;
 
 int16 depth_slot()

@@ -25,6 +25,10 @@ uint64 run_plan(SPIPlanPtr plan, const Datum* values, const char* nulls, long ma
 // First column of the first result row, or `found = false` when there is none.
 Datum first_value(bool* isnull, bool* found);
 
+// The OID of pgjq's relation `name` (table or sequence), InvalidOid while the extension's schema or the
+// relation does not exist.
+Oid pgjq_relation(const char* name);
+
 // The backend's counter slot in pgjq.queue_depth (see the install script).
 int16 depth_slot();
 extern int forced_depth_slot;  // GUC pgjq.depth_slot; -1 = chosen by backend

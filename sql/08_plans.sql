@@ -23,6 +23,16 @@ SELECT :pkey_entries_read < 100 AS complete_and_claim_reads_few_pkey_entries;
 COMMIT;
 SELECT status, count(*) FROM pgjq.jobs WHERE queue_name = 'sparse' GROUP BY status ORDER BY status;
 
+-- claim_in_transaction walks the claim index in its order and stops at the batch size (a plan that
+-- sorted the queue's pending jobs would read all 20 000 entries); its completion looks up its ids
+\set claim_entries_read 'pg_stat_get_xact_tuples_returned(''pgjq.live_jobs_claim_idx''::regclass)'
+BEGIN;
+SELECT array_agg(id) AS tx_ids, count(*) AS claimed FROM pgjq.claim_in_transaction('w', NULL, 3, 'crowded') \gset
+SELECT :claimed AS claimed, :claim_entries_read < 100 AS claim_in_transaction_reads_few_claim_entries;
+SELECT pgjq.complete_in_transaction(:'tx_ids', 'w') AS completed;
+SELECT :pkey_entries_read < 100 AS complete_in_transaction_reads_few_pkey_entries;
+COMMIT;
+
 -- stale-lease recovery looks only at jobs in flight
 UPDATE pgjq.live_jobs SET lease_expires_at = now() - interval '1 minute' WHERE queue_name = 'sparse' AND status = 'claimed';
 BEGIN;

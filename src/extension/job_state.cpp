@@ -3,6 +3,7 @@
 #include "job_state.hpp"
 #include "spi_plans.hpp"
 #include "sqlstate.hpp"
+#include "transaction_claims.hpp"
 
 namespace pgjq {
 
@@ -42,6 +43,47 @@ void raise_not_held(int64 job_id, const char* worker_id)
                     errdetail("The job is %s.", status),
                     errhint("A worker may only report on jobs it has claimed and still holds.")));
     pg_unreachable();
+}
+
+// The job's status, or null when no such job exists (live or finished).
+static const char* job_status(int64 job_id)
+{
+    Datum values[1] = {Int64GetDatum(job_id)};
+    run_plan(saved_plan(&s_job_state_plan, k_job_state_sql), values, nullptr, 1);
+    return SPI_processed == 0 ? nullptr : SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
+void require_claimed_here(int64 job_id, const char* worker_id)
+{
+    claim_here_state state = claimed_here(job_id, worker_id);
+    if (state == claim_here_state::held)
+        return;
+    if (state == claim_here_state::already_reported)
+        ereport(ERROR, (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),
+                        errmsg("job %lld was already completed or failed in this transaction", (long long) job_id)));
+    if (state == claim_here_state::other_worker)
+        ereport(ERROR, (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),
+                        errmsg("worker \"%s\" does not hold job %lld", worker_id, (long long) job_id),
+                        errdetail("This transaction claimed the job for another worker id.")));
+    const char* status = job_status(job_id);
+    if (status == nullptr)
+        raise_no_such_job(job_id);
+    ereport(ERROR, (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),
+                    errmsg("job %lld was not claimed in this transaction", (long long) job_id),
+                    errdetail("The job is %s.", status),
+                    errhint("complete_in_transaction and fail_in_transaction report only jobs that "
+                            "claim_in_transaction returned in the same transaction; jobs claimed with "
+                            "claim_job_batch are reported with complete and fail.")));
+}
+
+void raise_gone_from_transaction(int64 job_id)
+{
+    const char* status = job_status(job_id);
+    if (status != nullptr && strcmp(status, "cancelled") == 0)
+        ereport(ERROR, (errcode(PGJQ_ERRCODE_JOB_CANCELLED),
+                        errmsg("job %lld was cancelled", (long long) job_id),
+                        errdetail("This transaction cancelled the job it had claimed.")));
+    raise_no_such_job(job_id);
 }
 
 } // namespace pgjq

@@ -15,6 +15,8 @@ static SPIPlanPtr s_archive, s_archive_some_discarded, s_adjust_depth;
     "  DELETE FROM pgjq.live_jobs"                                                                     \
     "   WHERE id = ANY ($1) AND ($2::text IS NULL OR (worker_id = $2 AND status <> 'pending'))"        \
     "  RETURNING *" extra_column "),"
+// $7: the worker of a job claimed in this transaction (claim_in_transaction), whose row still holds the
+// state it had before the claim: the history records that worker, this attempt and the claim's time.
 #define ARCHIVE_INSERT(condition)                                                                      \
     " archived AS ("                                                                                   \
     "  INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, result, run_at," \
@@ -23,30 +25,33 @@ static SPIPlanPtr s_archive, s_archive_some_discarded, s_adjust_depth;
     "    attempts, max_attempts, last_error)"                                                          \
     "  SELECT id, queue_name, job_type, priority, $3::pgjq.job_status, payload, $4, run_at,"           \
     "    unique_key, CASE WHEN $3 = 'completed' THEN 100 ELSE progress END, current_stage, events_count," \
-    "    worker_id, claimed_at, heartbeat_at, lease_expires_at, created_at, started_at,"               \
-    "    CASE WHEN $3 = 'completed' THEN now() END, CASE WHEN $3 = 'failed' THEN now() END,"           \
-    "    CASE WHEN $3 = 'cancelled' THEN now() END, now(),"                                            \
-    "    attempts, max_attempts, coalesce($5, last_error)"                                             \
+    "    coalesce($7, worker_id), CASE WHEN $7 IS NULL THEN claimed_at ELSE now() END,"                 \
+    "    CASE WHEN $7 IS NULL THEN heartbeat_at END, CASE WHEN $7 IS NULL THEN lease_expires_at END,"   \
+    "    created_at, CASE WHEN $7 IS NULL THEN started_at ELSE now() END,"                              \
+    "    CASE WHEN $3 = 'completed' THEN statement_timestamp() END,"                                    \
+    "    CASE WHEN $3 = 'failed' THEN statement_timestamp() END,"                                       \
+    "    CASE WHEN $3 = 'cancelled' THEN statement_timestamp() END, statement_timestamp(),"             \
+    "    attempts + CASE WHEN $7 IS NULL THEN 0 ELSE 1 END, max_attempts, coalesce($5, last_error)"     \
     "  FROM done" condition "),"
 #define ARCHIVE_COUNT                                                                                  \
     " counted AS ("                                                                                    \
     "  UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - a.n"                                  \
     "    FROM (SELECT queue_name, count(*) AS n FROM done GROUP BY queue_name) a"                      \
     "   WHERE d.queue_name = a.queue_name AND d.slot = $6)"
-#define ARCHIVE_TYPES {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, INT2OID, TEXTARRAYOID}
+#define ARCHIVE_TYPES {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, INT2OID, TEXTOID, TEXTARRAYOID}
 
 static const plan_text k_archive = {
     ARCHIVE_DELETE("") ARCHIVE_INSERT("") ARCHIVE_COUNT
     " SELECT count(*), coalesce(array_agg(id), '{}') FROM done",
-    6, ARCHIVE_TYPES};
-// Completion while some queue has keep_completed = false ($7: those queues): their jobs are deleted
+    7, ARCHIVE_TYPES};
+// Completion while some queue has keep_completed = false: their jobs are deleted
 // without a history row, and their pgjq_job_finished notices are sent by archive_jobs, since no insert
-// into finished_jobs fires the trigger that sends them.
+// into finished_jobs fires the trigger that sends them ($8: those queues).
 static const plan_text k_archive_some_discarded = {
-    ARCHIVE_DELETE(", queue_name <> ALL ($7) AS kept") ARCHIVE_INSERT(" WHERE kept") ARCHIVE_COUNT
+    ARCHIVE_DELETE(", queue_name <> ALL ($8) AS kept") ARCHIVE_INSERT(" WHERE kept") ARCHIVE_COUNT
     " SELECT count(*), coalesce(array_agg(id), '{}'),"
     "        array_agg(id) FILTER (WHERE NOT kept), array_agg(queue_name) FILTER (WHERE NOT kept) FROM done",
-    7, ARCHIVE_TYPES};
+    8, ARCHIVE_TYPES};
 
 static const plan_text k_adjust_depth = {
     "UPDATE pgjq.queue_depth SET unfinished = unfinished + $3 WHERE queue_name = $1 AND slot = $2",
@@ -65,19 +70,21 @@ static void announce_discarded(ArrayType* ids, ArrayType* queues, const char* st
 }
 
 uint64 archive_jobs(Datum ids, const char* holder, const char* status, Jsonb* result, const char* last_error,
-                    Datum* moved)
+                    Datum* moved, const char* claimed_here_by)
 {
-    Datum values[7] = {ids,
+    Datum values[8] = {ids,
                        holder ? CStringGetTextDatum(holder) : (Datum) 0,
                        CStringGetTextDatum(status),
                        result ? JsonbPGetDatum(result) : (Datum) 0,
                        last_error ? CStringGetTextDatum(last_error) : (Datum) 0,
                        Int16GetDatum(depth_slot()),
+                       claimed_here_by ? CStringGetTextDatum(claimed_here_by) : (Datum) 0,
                        (Datum) 0};
-    char nulls[7] = {' ', holder ? ' ' : 'n', ' ', result ? ' ' : 'n', last_error ? ' ' : 'n', ' ', ' '};
+    char nulls[8] = {' ', holder ? ' ' : 'n', ' ', result ? ' ' : 'n', last_error ? ' ' : 'n', ' ',
+                     claimed_here_by ? ' ' : 'n', ' '};
     ArrayType* discarding = strcmp(status, "completed") == 0 ? queues_not_keeping_completed() : nullptr;
     if (discarding) {
-        values[6] = PointerGetDatum(discarding);
+        values[7] = PointerGetDatum(discarding);
         run_plan(saved_plan(&s_archive_some_discarded, k_archive_some_discarded), values, nulls);
     } else {
         run_plan(saved_plan(&s_archive, k_archive), values, nulls);

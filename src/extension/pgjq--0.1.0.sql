@@ -245,6 +245,26 @@ CREATE FUNCTION pgjq.complete_and_claim(worker_id text, completed_ids bigint[], 
     SET enable_seqscan = off SET enable_bitmapscan = off ROWS 10
     AS 'MODULE_PATHNAME', 'pgjq_complete_and_claim';
 
+-- Claims inside the caller's transaction (which must be a transaction block): the jobs are only locked,
+-- nothing is written, and they stay claimed until the transaction ends. Report each with
+-- complete_in_transaction or fail_in_transaction before COMMIT; if the transaction rolls back or its
+-- session dies, the jobs are runnable again at once, with the attempt not counted. No lease, heartbeat or
+-- progress: other sessions see the jobs pending until the commit. For short jobs, and for handlers whose
+-- own writes must commit together with the job's completion.
+CREATE FUNCTION pgjq.claim_in_transaction(worker_id text, job_types text[] DEFAULT NULL, batch_size integer DEFAULT 10,
+                                          queue_name text DEFAULT 'default')
+    RETURNS SETOF pgjq.jobs LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+    SET enable_seqscan = off SET enable_bitmapscan = off ROWS 10
+    AS 'MODULE_PATHNAME', 'pgjq_claim_in_transaction';
+
+CREATE FUNCTION pgjq.complete_in_transaction(job_ids bigint[], worker_id text)
+    RETURNS integer LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_complete_in_transaction';
+
+CREATE FUNCTION pgjq.fail_in_transaction(job_id bigint, worker_id text, error_message text, retry_in interval DEFAULT NULL)
+    RETURNS pgjq.job_status LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_fail_in_transaction';
+
 CREATE FUNCTION pgjq.progress(job_id bigint, worker_id text, progress integer, current_stage text DEFAULT NULL)
     RETURNS void LANGUAGE c VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
     AS 'MODULE_PATHNAME', 'pgjq_progress';
@@ -337,6 +357,9 @@ INSERT INTO pgjq.capabilities (capability, object, is_function) VALUES
     ('worker',   'pgjq.complete_batch(bigint[],text)', true),
     ('worker',   'pgjq.complete_and_claim(text,bigint[],text[],integer,text)', true),
     ('worker',   'pgjq.fail(bigint,text,text,interval)', true),
+    ('worker',   'pgjq.claim_in_transaction(text,text[],integer,text)', true),
+    ('worker',   'pgjq.complete_in_transaction(bigint[],text)', true),
+    ('worker',   'pgjq.fail_in_transaction(bigint,text,text,interval)', true),
     ('worker',   'pgjq.jobs', false),
     ('worker',   'pgjq.queue_stats', false),
     ('admin',    'pgjq.create_queue(text,bigint,boolean,integer,interval)', true),

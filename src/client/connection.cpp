@@ -42,6 +42,9 @@ enum statement : int
   st_recover_stale,
   st_prune,
   st_complete_and_claim,
+  st_claim_in_transaction,
+  st_complete_in_transaction,
+  st_fail_in_transaction,
   st_count
 };
 
@@ -89,6 +92,10 @@ const statement_text statements[st_count] = {
     {"pgjq_prune", "SELECT pgjq.prune($1::interval)"},
     {"pgjq_complete_and_claim", "SELECT " PGJQ_JOB_COLUMNS
                                 " FROM pgjq.complete_and_claim($1::text, $2::bigint[], $3::text[], $4::integer, $5::text)"},
+    {"pgjq_claim_in_transaction", "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.claim_in_transaction($1::text, $2::text[], "
+                                  "$3::integer, $4::text)"},
+    {"pgjq_complete_in_transaction", "SELECT pgjq.complete_in_transaction($1::bigint[], $2::text)"},
+    {"pgjq_fail_in_transaction", "SELECT pgjq.fail_in_transaction($1::bigint, $2::text, $3::text, $4::interval)"},
 };
 
 std::string text(std::int64_t value) { return std::to_string(value); }
@@ -245,6 +252,64 @@ detail::result connection::run(int st, const params &args)
   return res;
 }
 
+detail::result connection::run_between(const char *before, int st, const params &args, const char *after)
+{
+  if (m_conn == nullptr)
+    throw connection_lost("the connection is closed", std::string());
+  prepare(st);
+  std::vector<const char *> values(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i)
+    values[i] = args[i] ? args[i]->c_str() : nullptr;
+  // One round trip: the three commands are sent together and answered after the sync. After an error the
+  // server skips the rest until the sync, so `after` runs only if the statement succeeded.
+  if (PQenterPipelineMode(m_conn) != 1)
+    throw error("libpq could not enter pipeline mode: " + std::string(PQerrorMessage(m_conn)), std::string());
+  bool sent = (before == nullptr || PQsendQueryParams(m_conn, before, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1) &&
+              PQsendQueryPrepared(m_conn, statements[st].name, static_cast<int>(values.size()), values.data(),
+                                  nullptr, nullptr, 0) == 1 &&
+              (after == nullptr || PQsendQueryParams(m_conn, after, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1) &&
+              PQpipelineSync(m_conn) == 1;
+  detail::result wanted, failure;
+  const int statement_index = before != nullptr ? 1 : 0;
+  const int commands = 1 + statement_index + (after != nullptr ? 1 : 0);
+  int command = 0;
+  while (sent)
+  {
+    PGresult *res = PQgetResult(m_conn);
+    if (res == nullptr)
+    {
+      // the end of one command's results; the sync's own result ends the pipeline
+      if (++command > commands || PQstatus(m_conn) == CONNECTION_BAD)
+        break;
+      continue;
+    }
+    const ExecStatusType status = PQresultStatus(res);
+    if (status == PGRES_PIPELINE_SYNC)
+    {
+      PQclear(res);
+      break;
+    }
+    if ((status == PGRES_FATAL_ERROR || status == PGRES_NONFATAL_ERROR) && failure.get() == nullptr)
+      failure = detail::result(res);
+    else if (command == statement_index && status == PGRES_TUPLES_OK && wanted.get() == nullptr)
+      wanted = detail::result(res);
+    else
+      PQclear(res);
+  }
+  PQexitPipelineMode(m_conn);
+  collect_notifications();
+  if (!sent)
+    throw connection_lost(PQerrorMessage(m_conn), std::string());
+  if (failure.get() != nullptr)
+  {
+    // a transaction block that `before` opened or the statement's error aborted is not left open
+    if (PQtransactionStatus(m_conn) == PQTRANS_INERROR)
+      PQclear(PQexec(m_conn, "ROLLBACK"));
+    detail::check(failure.release(), m_conn);
+  }
+  return wanted;
+}
+
 void connection::execute(const std::string &sql)
 {
   if (m_conn == nullptr)
@@ -347,6 +412,51 @@ std::vector<job> connection::complete_and_claim(const std::string &worker_id,
   return read_jobs(run(st_complete_and_claim, {worker_id, detail::encode_int64_array(completed_ids),
                                                job_types_param(job_types),
                                                text(static_cast<std::int64_t>(batch_size)), queue}));
+}
+
+std::vector<job> connection::claim_in_transaction(const std::string &worker_id,
+                                                  const std::vector<std::string> &job_types, int batch_size,
+                                                  const std::string &queue)
+{
+  return read_jobs(run(st_claim_in_transaction, {worker_id, job_types_param(job_types),
+                                                 text(static_cast<std::int64_t>(batch_size)), queue}));
+}
+
+std::vector<job> connection::begin_and_claim(const std::string &worker_id, const std::vector<std::string> &job_types,
+                                             int batch_size, const std::string &queue)
+{
+  if (m_conn != nullptr && PQtransactionStatus(m_conn) != PQTRANS_IDLE)
+    throw usage_error("pgjq::connection::begin_and_claim: a transaction is already open; use claim_in_transaction");
+  std::vector<job> jobs = read_jobs(run_between("BEGIN", st_claim_in_transaction,
+                                                {worker_id, job_types_param(job_types),
+                                                 text(static_cast<std::int64_t>(batch_size)), queue},
+                                                nullptr));
+  if (jobs.empty())
+    execute("ROLLBACK");
+  return jobs;
+}
+
+int connection::complete_in_transaction(const std::vector<std::int64_t> &job_ids, const std::string &worker_id)
+{
+  const auto count = single_int(run(st_complete_in_transaction, {detail::encode_int64_array(job_ids), worker_id}));
+  return count ? static_cast<int>(*count) : 0;
+}
+
+int connection::complete_and_commit(const std::vector<std::int64_t> &job_ids, const std::string &worker_id)
+{
+  const auto count = single_int(
+      run_between(nullptr, st_complete_in_transaction, {detail::encode_int64_array(job_ids), worker_id}, "COMMIT"));
+  return count ? static_cast<int>(*count) : 0;
+}
+
+job_status connection::fail_in_transaction(std::int64_t job_id, const std::string &worker_id,
+                                           const std::string &error_message,
+                                           std::optional<std::chrono::microseconds> retry_in)
+{
+  detail::result res = run(st_fail_in_transaction, {text(job_id), worker_id, error_message, opt(retry_in)});
+  if (res.rows() < 1 || res.is_null(0, 0))
+    throw error("pgjq.fail_in_transaction returned no status", std::string());
+  return parse_job_status(res.view(0, 0));
 }
 
 void connection::complete(std::int64_t job_id, const std::string &worker_id)

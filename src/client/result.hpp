@@ -30,6 +30,12 @@ public:
   ~result() { PQclear(m_res); }
 
   PGresult *get() const noexcept { return m_res; }
+  PGresult *release() noexcept
+  {
+    PGresult *res = m_res;
+    m_res = nullptr;
+    return res;
+  }
   int rows() const noexcept { return PQntuples(m_res); }
   int columns() const noexcept { return PQnfields(m_res); }
   bool is_null(int row, int col) const noexcept { return PQgetisnull(m_res, row, col) != 0; }

@@ -74,6 +74,26 @@ public:
   std::vector<job> complete_and_claim(const std::string &worker_id, const std::vector<std::int64_t> &completed_ids,
                                       const std::vector<std::string> &job_types = {}, int batch_size = 10,
                                       const std::string &queue = "default");
+
+  // In-transaction claims (pgjq.claim_in_transaction): the jobs are held by the open transaction's row
+  // locks, nothing is written until they are reported, and a rollback or a lost session releases them at
+  // once. No lease, heartbeat or progress. Report every job before COMMIT.
+  // Claims in the transaction the caller opened (usage: BEGIN, claim, handle, report, COMMIT).
+  std::vector<job> claim_in_transaction(const std::string &worker_id, const std::vector<std::string> &job_types = {},
+                                        int batch_size = 10, const std::string &queue = "default");
+  // BEGIN and claim_in_transaction in one round trip. When nothing is claimed the transaction is ended
+  // again, so the caller can wait for a notification. Throws usage_error if a transaction is already open.
+  std::vector<job> begin_and_claim(const std::string &worker_id, const std::vector<std::string> &job_types = {},
+                                   int batch_size = 10, const std::string &queue = "default");
+  // All or nothing, as complete_batch; returns the count.
+  int complete_in_transaction(const std::vector<std::int64_t> &job_ids, const std::string &worker_id);
+  // complete_in_transaction and COMMIT in one round trip. If the completion fails, the transaction is
+  // rolled back (the jobs are runnable again) and the error is thrown.
+  int complete_and_commit(const std::vector<std::int64_t> &job_ids, const std::string &worker_id);
+  // As fail, for a job claimed in this transaction; its attempt counts. Commit afterwards.
+  job_status fail_in_transaction(std::int64_t job_id, const std::string &worker_id, const std::string &error_message,
+                                 std::optional<std::chrono::microseconds> retry_in = std::nullopt);
+
   void complete(std::int64_t job_id, const std::string &worker_id);
   void complete(std::int64_t job_id, const std::string &worker_id, const nlohmann::json &result);
   void complete_raw(std::int64_t job_id, const std::string &worker_id, const std::string &result_json);
@@ -130,6 +150,9 @@ public:
 private:
   // Runs one of the prepared statements of connection.cpp (preparing it on first use) with bound parameters.
   detail::result run(int statement, const std::vector<std::optional<std::string>> &params);
+  // The same between two parameterless commands (null: none), in one round trip (libpq pipeline mode).
+  detail::result run_between(const char *before, int statement, const std::vector<std::optional<std::string>> &params,
+                             const char *after);
   void prepare(int statement);
   void close() noexcept;
   // Collects the notifications libpq has buffered, keeping those of channels this object LISTENs to.

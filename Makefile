@@ -11,6 +11,9 @@ PGFILEDESC = "pgjq - job queue inside PostgreSQL"
 
 PG_CONFIG ?= pg_config
 override PG_CXXFLAGS += -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter -Wno-missing-field-initializers
+# Header dependencies (PGXS tracks them only in servers configured with --enable-depend): without them an
+# object built against an older header survives a rebuild, and the module fails to load.
+override PG_CXXFLAGS += -MMD -MP
 SHLIB_LINK += -lstdc++
 # JIT gains nothing for SPI-bound code, and Debian's clang-14 bitcode step would compile C++17 as C++14.
 override with_llvm = no
@@ -53,3 +56,6 @@ demo:
 # Benchmarks (never part of the tests or CI): pgjq against the seed recipe and the peers, see docs/benchmarks.md
 bench:
 	bash scripts/bench.sh
+
+# after every target, so that the dependency files' rules never become the default goal
+-include $(OBJS:.o=.d)

@@ -35,6 +35,12 @@ public:
     complete_held();
     return claim(batch);
   }
+  // In-transaction claims (pgjq.claim_in_transaction): opens a transaction and claims up to batch jobs
+  // held by it; returns how many, or -1 if the system has no such claims. With none claimed the
+  // transaction is already closed.
+  virtual int begin_and_claim(int batch) { return -1; }
+  // Completes the jobs begin_and_claim returned and commits.
+  virtual int complete_and_commit() { return 0; }
 };
 
 // Sizes of a queue's tables, in bytes (table + indexes + TOAST).

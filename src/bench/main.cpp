@@ -112,7 +112,7 @@ int main(int argc, char **argv)
       c.runs = 1;
       c.enqueue_single_jobs = 2000, c.enqueue_b100_jobs = 20000, c.enqueue_b1000_jobs = 20000;
       c.drain_jobs_b1 = 2000, c.drain_jobs_b10 = 10000, c.drain_jobs_b100 = 20000;
-      c.e2e_jobs = 10000, c.steady_seconds = 5, c.latency_jobs = 200;
+      c.e2e_jobs = 10000, c.steady_seconds = 5, c.steady_runs = 1, c.latency_jobs = 200;
       c.depths = {1000, 10000}, c.depth_samples = 50, c.snapshot_finished = 10000;
     }
     else

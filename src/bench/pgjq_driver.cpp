@@ -92,6 +92,21 @@ public:
     return static_cast<int>(m_held.size());
   }
 
+  int begin_and_claim(int batch) override
+  {
+    m_held.clear();
+    for (const pgjq::job &j : m_conn.begin_and_claim(m_worker_id, m_types, batch))
+      m_held.push_back(j.id);
+    return static_cast<int>(m_held.size());
+  }
+
+  int complete_and_commit() override
+  {
+    const int n = m_conn.complete_and_commit(m_held, m_worker_id);
+    m_held.clear();
+    return n;
+  }
+
 private:
   pgjq::connection m_conn;
   std::string m_worker_id;

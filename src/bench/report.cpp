@@ -91,6 +91,14 @@ std::vector<check> bar_checks(const results &r)
                  med(r, "drain_b100_not_kept", "pgjq") / med(r, "drain_b100", "recipe"), 2, false, "x"});
   out.push_back({"(keep_completed => false) drain batch 100: pgjq jobs/s", med(r, "drain_b100_not_kept", "pgjq"),
                  100000, false, "jobs/s"});
+  // The other worker mode: jobs held by the worker's open transaction (claim_in_transaction), completed
+  // and committed in one round trip; the recipe's figure is its own (lease-less UPDATE) drain.
+  for (const char *b : {"1", "10", "100"})
+    out.push_back({std::string("(claim_in_transaction) drain batch ") + b + ": pgjq / recipe",
+                   med(r, std::string("drain_b") + b + "_in_transaction", "pgjq") / med(r, std::string("drain_b") + b, "recipe"),
+                   2, false, "x"});
+  out.push_back({"(claim_in_transaction) drain batch 100: pgjq jobs/s", med(r, "drain_b100_in_transaction", "pgjq"),
+                 100000, false, "jobs/s"});
   const double peer = std::max(std::isnan(med(r, "e2e_total", "pg-boss")) ? 0.0 : med(r, "e2e_total", "pg-boss"),
                                std::isnan(med(r, "e2e_total", "graphile-worker")) ? 0.0
                                                                                   : med(r, "e2e_total", "graphile-worker"));

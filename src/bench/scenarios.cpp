@@ -72,14 +72,23 @@ double load(driver &d, std::int64_t first, std::int64_t n, int connections, int 
 }
 
 // Workers claim `batch`, run a no-op handler and complete, until the queue is empty. Returns seconds and
-// the number of jobs completed.
-double drain(driver &d, int workers, int batch, std::int64_t &completed_out)
+// the number of jobs completed, or a negative time when the system has no in-transaction claims.
+double drain(driver &d, int workers, int batch, std::int64_t &completed_out, bool in_transaction = false)
 {
   auto sessions = open_sessions(d, workers);
   std::atomic<std::int64_t> completed{0};
+  std::atomic<bool> unsupported{false};
   const auto t0 = steady::now();
   run_threads(workers, [&](int w) {
     session &s = *sessions[static_cast<std::size_t>(w)];
+    if (in_transaction)
+    {
+      int n;
+      while ((n = s.begin_and_claim(batch)) > 0)
+        completed += s.complete_and_commit(); // the no-op handler has run for each
+      unsupported = unsupported || n < 0;
+      return;
+    }
     int n = s.claim(batch);
     while (n > 0)
     {
@@ -90,7 +99,7 @@ double drain(driver &d, int workers, int batch, std::int64_t &completed_out)
   });
   const double secs = seconds_between(t0, steady::now());
   completed_out = completed.load();
-  return secs;
+  return unsupported ? -1 : secs;
 }
 
 std::string jobs_note(std::int64_t jobs, int runs) { return std::to_string(jobs) + " jobs, " + std::to_string(runs) + " runs"; }
@@ -149,11 +158,14 @@ void scenario_drain(driver &d, const config &c, results &r)
   {
     int batch;
     std::int64_t jobs;
-    bool discard; // completed jobs deleted, not kept as history
+    bool discard;        // completed jobs deleted, not kept as history
+    bool in_transaction; // pgjq.claim_in_transaction: jobs held by the worker's open transaction
   };
-  const variant variants[] = {
-      {1, c.drain_jobs_b1, false}, {10, c.drain_jobs_b10, false}, {100, c.drain_jobs_b100, false}, {100, c.drain_jobs_b100, true}};
-  for (const auto &[batch, jobs, discard] : variants)
+  const variant variants[] = {{1, c.drain_jobs_b1, false, false},     {10, c.drain_jobs_b10, false, false},
+                              {100, c.drain_jobs_b100, false, false}, {100, c.drain_jobs_b100, true, false},
+                              {1, c.drain_jobs_b1, false, true},      {10, c.drain_jobs_b10, false, true},
+                              {100, c.drain_jobs_b100, false, true}};
+  for (const auto &[batch, jobs, discard, in_transaction] : variants)
   {
     std::vector<double> rates;
     for (int run = 0; run < c.runs; ++run)
@@ -165,20 +177,24 @@ void scenario_drain(driver &d, const config &c, results &r)
       d.vacuum_analyze();
       checkpoint(d);
       std::int64_t completed = 0;
-      const double secs = drain(d, c.drain_workers, batch, completed);
+      const double secs = drain(d, c.drain_workers, batch, completed, in_transaction);
+      if (secs < 0)
+        break;
       if (completed != jobs)
         progress(d, "WARNING: drain completed %lld of %lld jobs", static_cast<long long>(completed),
                  static_cast<long long>(jobs));
       rates.push_back(static_cast<double>(completed) / secs);
-      progress(d, "drain batch %d%s run %d: %.0f jobs/s", batch, discard ? " (completed not kept)" : "", run + 1,
-               rates.back());
+      progress(d, "drain batch %d%s%s run %d: %.0f jobs/s", batch, discard ? " (completed not kept)" : "",
+               in_transaction ? " (in-transaction claims)" : "", run + 1, rates.back());
     }
     if (rates.empty())
       continue;
-    const std::string id = "drain_b" + std::to_string(batch) + (discard ? "_not_kept" : "");
+    const std::string id =
+        "drain_b" + std::to_string(batch) + (discard ? "_not_kept" : "") + (in_transaction ? "_in_transaction" : "");
     r.add(id,
           "drain, claim batch " + std::to_string(batch) + ", " + std::to_string(c.drain_workers) + " workers" +
-              (discard ? ", completed jobs not kept (pgjq: keep_completed => false)" : ""),
+              (discard ? ", completed jobs not kept (pgjq: keep_completed => false)" : "") +
+              (in_transaction ? ", claims held by the worker's transaction (pgjq: claim_in_transaction)" : ""),
           "jobs/s", true, d.name(), summarize(rates), jobs_note(jobs, c.runs));
   }
 }

@@ -27,7 +27,7 @@ struct config
   std::int64_t drain_jobs_b100 = 200000;
   std::int64_t e2e_jobs = 100000;     // also the peers' job count
   int steady_seconds = 60;
-  int steady_runs = 1;
+  int steady_runs = 3;
   int steady_producers = 2;
   int steady_workers = 4;
   int steady_per_txn = 10;

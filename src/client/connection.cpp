@@ -134,6 +134,13 @@ std::optional<std::int64_t> single_int(const detail::result &res)
   return detail::parse_int64(res.view(0, 0));
 }
 
+// A completion's count of jobs.
+int job_count(const detail::result &res)
+{
+  const auto count = single_int(res);
+  return count ? static_cast<int>(*count) : 0;
+}
+
 PGconn *open_session(const std::string &conninfo)
 {
   // expand_dbname lets conninfo be a full connection string or URI; the keys after it override it:
@@ -438,15 +445,13 @@ std::vector<job> connection::begin_and_claim(const std::string &worker_id, const
 
 int connection::complete_in_transaction(const std::vector<std::int64_t> &job_ids, const std::string &worker_id)
 {
-  const auto count = single_int(run(st_complete_in_transaction, {detail::encode_int64_array(job_ids), worker_id}));
-  return count ? static_cast<int>(*count) : 0;
+  return job_count(run(st_complete_in_transaction, {detail::encode_int64_array(job_ids), worker_id}));
 }
 
 int connection::complete_and_commit(const std::vector<std::int64_t> &job_ids, const std::string &worker_id)
 {
-  const auto count = single_int(
+  return job_count(
       run_between(nullptr, st_complete_in_transaction, {detail::encode_int64_array(job_ids), worker_id}, "COMMIT"));
-  return count ? static_cast<int>(*count) : 0;
 }
 
 job_status connection::fail_in_transaction(std::int64_t job_id, const std::string &worker_id,
@@ -476,8 +481,7 @@ void connection::complete_raw(std::int64_t job_id, const std::string &worker_id,
 
 int connection::complete_batch(const std::vector<std::int64_t> &job_ids, const std::string &worker_id)
 {
-  const auto count = single_int(run(st_complete_batch, {detail::encode_int64_array(job_ids), worker_id}));
-  return count ? static_cast<int>(*count) : 0;
+  return job_count(run(st_complete_batch, {detail::encode_int64_array(job_ids), worker_id}));
 }
 
 job_status connection::fail(std::int64_t job_id, const std::string &worker_id, const std::string &error_message,

@@ -188,6 +188,8 @@ SELECT pgjq.fail_in_transaction(NULL, 'w1', 'x');
 ROLLBACK TO SAVEPOINT s;
 SELECT pgjq.fail_in_transaction(1, 'w1', NULL);
 ROLLBACK TO SAVEPOINT s;
+SELECT pgjq.fail_in_transaction(1, NULL, 'x');
+ROLLBACK TO SAVEPOINT s;
 SELECT pgjq.fail_in_transaction(1, 'w1', 'x', '-1 second');
 ROLLBACK TO SAVEPOINT s;
 \set VERBOSITY default

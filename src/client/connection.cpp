@@ -244,7 +244,7 @@ void connection::prepare(int st)
   m_prepared.insert(s.name);
 }
 
-detail::result connection::run(int st, const params &args)
+std::vector<const char *> connection::bind(int st, const params &args)
 {
   if (m_conn == nullptr)
     throw connection_lost("the connection is closed", std::string());
@@ -252,6 +252,12 @@ detail::result connection::run(int st, const params &args)
   std::vector<const char *> values(args.size());
   for (std::size_t i = 0; i < args.size(); ++i)
     values[i] = args[i] ? args[i]->c_str() : nullptr;
+  return values;
+}
+
+detail::result connection::run(int st, const params &args)
+{
+  const std::vector<const char *> values = bind(st, args);
   detail::result res = detail::check(PQexecPrepared(m_conn, statements[st].name, static_cast<int>(values.size()),
                                                     values.data(), nullptr, nullptr, 0),
                                      m_conn);
@@ -261,12 +267,7 @@ detail::result connection::run(int st, const params &args)
 
 detail::result connection::run_between(const char *before, int st, const params &args, const char *after)
 {
-  if (m_conn == nullptr)
-    throw connection_lost("the connection is closed", std::string());
-  prepare(st);
-  std::vector<const char *> values(args.size());
-  for (std::size_t i = 0; i < args.size(); ++i)
-    values[i] = args[i] ? args[i]->c_str() : nullptr;
+  const std::vector<const char *> values = bind(st, args);
   // One round trip: the three commands are sent together and answered after the sync. After an error the
   // server skips the rest until the sync, so `after` runs only if the statement succeeded.
   if (PQenterPipelineMode(m_conn) != 1)

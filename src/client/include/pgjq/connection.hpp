@@ -154,6 +154,8 @@ private:
   detail::result run_between(const char *before, int statement, const std::vector<std::optional<std::string>> &params,
                              const char *after);
   void prepare(int statement);
+  // Prepares the statement on first use and points libpq's parameter array at args (which must outlive it).
+  std::vector<const char *> bind(int statement, const std::vector<std::optional<std::string>> &args);
   void close() noexcept;
   // Collects the notifications libpq has buffered, keeping those of channels this object LISTENs to.
   void collect_notifications();

@@ -265,29 +265,32 @@ detail::result connection::run(int st, const params &args)
   return res;
 }
 
-detail::result connection::run_between(const char *before, int st, const params &args, const char *after)
+detail::result connection::run_pipeline(const std::vector<pipeline_step> &steps, std::size_t wanted_step)
 {
-  const std::vector<const char *> values = bind(st, args);
-  // One round trip: the three commands are sent together and answered after the sync. After an error the
-  // server skips the rest until the sync, so `after` runs only if the statement succeeded.
+  std::vector<std::vector<const char *>> values(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].command == nullptr)
+      values[i] = bind(steps[i].statement, *steps[i].args);
+  // One round trip: the commands are sent together and answered after the sync. After an error the server
+  // skips the rest until the sync, so a step runs only if every step before it succeeded.
   if (PQenterPipelineMode(m_conn) != 1)
     throw error("libpq could not enter pipeline mode: " + std::string(PQerrorMessage(m_conn)), std::string());
-  bool sent = (before == nullptr || PQsendQueryParams(m_conn, before, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1) &&
-              PQsendQueryPrepared(m_conn, statements[st].name, static_cast<int>(values.size()), values.data(),
-                                  nullptr, nullptr, 0) == 1 &&
-              (after == nullptr || PQsendQueryParams(m_conn, after, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1) &&
-              PQpipelineSync(m_conn) == 1;
+  bool sent = true;
+  for (std::size_t i = 0; i < steps.size() && sent; ++i)
+    sent = steps[i].command != nullptr
+               ? PQsendQueryParams(m_conn, steps[i].command, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1
+               : PQsendQueryPrepared(m_conn, statements[steps[i].statement].name,
+                                     static_cast<int>(values[i].size()), values[i].data(), nullptr, nullptr, 0) == 1;
+  sent = sent && PQpipelineSync(m_conn) == 1;
   detail::result wanted, failure;
-  const int statement_index = before != nullptr ? 1 : 0;
-  const int commands = 1 + statement_index + (after != nullptr ? 1 : 0);
-  int command = 0;
+  std::size_t step = 0;
   while (sent)
   {
     PGresult *res = PQgetResult(m_conn);
     if (res == nullptr)
     {
       // the end of one command's results; the sync's own result ends the pipeline
-      if (++command > commands || PQstatus(m_conn) == CONNECTION_BAD)
+      if (++step > steps.size() || PQstatus(m_conn) == CONNECTION_BAD)
         break;
       continue;
     }
@@ -299,7 +302,7 @@ detail::result connection::run_between(const char *before, int st, const params 
     }
     if ((status == PGRES_FATAL_ERROR || status == PGRES_NONFATAL_ERROR) && failure.get() == nullptr)
       failure = detail::result(res);
-    else if (command == statement_index && status == PGRES_TUPLES_OK && wanted.get() == nullptr)
+    else if (step == wanted_step && status == PGRES_TUPLES_OK && wanted.get() == nullptr)
       wanted = detail::result(res);
     else
       PQclear(res);
@@ -310,7 +313,7 @@ detail::result connection::run_between(const char *before, int st, const params 
     throw connection_lost(PQerrorMessage(m_conn), std::string());
   if (failure.get() != nullptr)
   {
-    // a transaction block that `before` opened or the statement's error aborted is not left open
+    // a transaction block that a step opened or that the error aborted is not left open
     if (PQtransactionStatus(m_conn) == PQTRANS_INERROR)
       PQclear(PQexec(m_conn, "ROLLBACK"));
     detail::check(failure.release(), m_conn);
@@ -435,10 +438,8 @@ std::vector<job> connection::begin_and_claim(const std::string &worker_id, const
 {
   if (m_conn != nullptr && PQtransactionStatus(m_conn) != PQTRANS_IDLE)
     throw usage_error("pgjq::connection::begin_and_claim: a transaction is already open; use claim_in_transaction");
-  std::vector<job> jobs = read_jobs(run_between("BEGIN", st_claim_in_transaction,
-                                                {worker_id, job_types_param(job_types),
-                                                 text(static_cast<std::int64_t>(batch_size)), queue},
-                                                nullptr));
+  const params claim_args = {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue};
+  std::vector<job> jobs = read_jobs(run_pipeline({{"BEGIN"}, {nullptr, st_claim_in_transaction, &claim_args}}, 1));
   if (jobs.empty())
     execute("ROLLBACK");
   return jobs;
@@ -451,8 +452,27 @@ int connection::complete_in_transaction(const std::vector<std::int64_t> &job_ids
 
 int connection::complete_and_commit(const std::vector<std::int64_t> &job_ids, const std::string &worker_id)
 {
-  return job_count(
-      run_between(nullptr, st_complete_in_transaction, {detail::encode_int64_array(job_ids), worker_id}, "COMMIT"));
+  const params complete_args = {detail::encode_int64_array(job_ids), worker_id};
+  return job_count(run_pipeline({{nullptr, st_complete_in_transaction, &complete_args}, {"COMMIT"}}, 0));
+}
+
+std::vector<job> connection::complete_commit_and_claim(const std::vector<std::int64_t> &completed_ids,
+                                                       const std::string &worker_id,
+                                                       const std::vector<std::string> &job_types, int batch_size,
+                                                       const std::string &queue)
+{
+  if (m_conn != nullptr && PQtransactionStatus(m_conn) != PQTRANS_INTRANS)
+    throw usage_error("pgjq::connection::complete_commit_and_claim: no transaction is open; use begin_and_claim");
+  const params complete_args = {detail::encode_int64_array(completed_ids), worker_id};
+  const params claim_args = {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue};
+  std::vector<job> jobs = read_jobs(run_pipeline({{nullptr, st_complete_in_transaction, &complete_args},
+                                                  {"COMMIT"},
+                                                  {"BEGIN"},
+                                                  {nullptr, st_claim_in_transaction, &claim_args}},
+                                                 3));
+  if (jobs.empty())
+    execute("ROLLBACK");
+  return jobs;
 }
 
 job_status connection::fail_in_transaction(std::int64_t job_id, const std::string &worker_id,

@@ -1,6 +1,6 @@
 // test_in_transaction.cpp: claims held by the worker's open transaction (begin_and_claim,
-// complete_and_commit, claim_in_transaction, fail_in_transaction): one round trip each way, other
-// sessions skip the held jobs, and an error or a lost session leaves the jobs runnable.
+// complete_and_commit, complete_commit_and_claim, claim_in_transaction, fail_in_transaction): one round
+// trip each way, other sessions skip the held jobs, and an error or a lost session leaves the jobs runnable.
 #include "fixture.hpp"
 
 #include <libpq-fe.h>
@@ -81,6 +81,42 @@ BOOST_AUTO_TEST_CASE(a_failed_completion_rolls_the_transaction_back_and_the_jobs
   BOOST_TEST(job->attempts == 0);
   BOOST_TEST(worker.begin_and_claim("w1", {}, 1, q.name()).size() == 1u);
   worker.execute("ROLLBACK");
+}
+
+BOOST_AUTO_TEST_CASE(complete_commit_and_claim_commits_the_batch_and_holds_the_next_in_a_new_transaction)
+{
+  scoped_queue q;
+  pgjq::connection worker(conninfo()), other(conninfo());
+  const std::vector<std::int64_t> ids = worker.enqueue_batch("t", objects(5), q.into());
+  BOOST_CHECK_THROW(worker.complete_commit_and_claim({}, "w1", {}, 2, q.name()), pgjq::usage_error); // no transaction
+  std::vector<pgjq::job> first = worker.begin_and_claim("w1", {}, 2, q.name());
+  BOOST_REQUIRE(first.size() == 2u);
+
+  std::vector<pgjq::job> second = worker.complete_commit_and_claim(ids_of(first), "w1", {}, 2, q.name());
+  BOOST_REQUIRE(second.size() == 2u);
+  BOOST_TEST(second[0].id == ids[2]);
+  BOOST_TEST(second[1].id == ids[3]);
+  BOOST_TEST(PQtransactionStatus(worker.native_handle()) == PQTRANS_INTRANS);
+  // the first batch is committed, the second is held
+  BOOST_TEST(other.get_job(ids[0])->status == pgjq::job_status::completed);
+  BOOST_TEST(other.get_job(ids[1])->status == pgjq::job_status::completed);
+  std::vector<pgjq::job> leased = other.claim("w2", {}, 10, q.name());
+  BOOST_REQUIRE(leased.size() == 1u);
+  BOOST_TEST(leased[0].id == ids[4]);
+  other.complete(ids[4], "w2");
+
+  // a completion that is refused rolls back and claims nothing: the held jobs are runnable again
+  BOOST_CHECK_THROW(worker.complete_commit_and_claim({ids[2], ids[4]}, "w1", {}, 2, q.name()),
+                    pgjq::not_lease_holder);
+  BOOST_TEST(PQtransactionStatus(worker.native_handle()) == PQTRANS_IDLE);
+  BOOST_TEST(other.get_job(ids[2])->status == pgjq::job_status::pending);
+
+  // the last batch: nothing left to claim, so the new transaction is closed again
+  std::vector<pgjq::job> last = worker.begin_and_claim("w1", {}, 2, q.name());
+  BOOST_REQUIRE(last.size() == 2u);
+  BOOST_TEST(worker.complete_commit_and_claim(ids_of(last), "w1", {}, 2, q.name()).empty());
+  BOOST_TEST(PQtransactionStatus(worker.native_handle()) == PQTRANS_IDLE);
+  BOOST_TEST(stats_of(other, q).completed == 5);
 }
 
 BOOST_AUTO_TEST_CASE(a_session_that_dies_releases_its_jobs_at_once)

@@ -90,6 +90,14 @@ public:
   // complete_in_transaction and COMMIT in one round trip. If the completion fails, the transaction is
   // rolled back (the jobs are runnable again) and the error is thrown.
   int complete_and_commit(const std::vector<std::int64_t> &job_ids, const std::string &worker_id);
+  // A worker's loop in one round trip per batch: complete_in_transaction(completed_ids), COMMIT, BEGIN and
+  // claim_in_transaction. Returns the next batch, held by the new transaction (closed again when empty).
+  // Needs an open transaction. If the completion fails, the transaction is rolled back and nothing is
+  // claimed; if only the claim fails, the completion is committed. Either way the error is thrown.
+  std::vector<job> complete_commit_and_claim(const std::vector<std::int64_t> &completed_ids,
+                                             const std::string &worker_id,
+                                             const std::vector<std::string> &job_types = {}, int batch_size = 10,
+                                             const std::string &queue = "default");
   // As fail, for a job claimed in this transaction; its attempt counts. Commit afterwards.
   job_status fail_in_transaction(std::int64_t job_id, const std::string &worker_id, const std::string &error_message,
                                  std::optional<std::chrono::microseconds> retry_in = std::nullopt);
@@ -150,9 +158,17 @@ public:
 private:
   // Runs one of the prepared statements of connection.cpp (preparing it on first use) with bound parameters.
   detail::result run(int statement, const std::vector<std::optional<std::string>> &params);
-  // The same between two parameterless commands (null: none), in one round trip (libpq pipeline mode).
-  detail::result run_between(const char *before, int statement, const std::vector<std::optional<std::string>> &params,
-                             const char *after);
+  // One command of a pipeline: a parameterless command (BEGIN, COMMIT), or, when command is null, one of
+  // the prepared statements with its parameters.
+  struct pipeline_step
+  {
+    const char *command;
+    int statement = -1;
+    const std::vector<std::optional<std::string>> *args = nullptr;
+  };
+  // The steps in one round trip (libpq pipeline mode); returns the rows of steps[wanted_step]. On an error
+  // the rest are skipped, an aborted transaction is rolled back and the error is thrown.
+  detail::result run_pipeline(const std::vector<pipeline_step> &steps, std::size_t wanted_step);
   void prepare(int statement);
   // Prepares the statement on first use and points libpq's parameter array at args (which must outlive it).
   std::vector<const char *> bind(int statement, const std::vector<std::optional<std::string>> &args);

@@ -20,11 +20,16 @@ namespace pgjq::detail
 // A job some runner holds. The flags are set by whoever learns it first (heartbeat, progress, handler).
 struct held_job
 {
-  held_job(std::int64_t id_, std::string worker_id_) : id(id_), worker_id(std::move(worker_id_)) {}
+  held_job(std::int64_t id_, std::string worker_id_, bool in_transaction_ = false)
+      : id(id_), worker_id(std::move(worker_id_)), in_transaction(in_transaction_)
+  {
+  }
   const std::int64_t id;
   const std::string worker_id;
+  const bool in_transaction;          // held by the runner's open transaction (no lease, no heartbeat)
   std::atomic<bool> cancelled{false}; // PJ003: the job was cancelled
   std::atomic<bool> lost{false};      // PJ002: the lease is no longer ours
+  bool savepoint = false;             // in_transaction: the handler's savepoint is open (runner thread only)
 };
 
 class lease_keeper

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
+#include <libpq-fe.h>
 
 #include <pgjq/client.hpp>
 
@@ -143,6 +144,16 @@ inline bool wait_until(const std::function<bool()> &condition, std::chrono::mill
     std::this_thread::sleep_for(20ms);
   }
   return condition();
+}
+
+// The first column of the first row of a query the test runs itself (0 for NULL).
+inline std::int64_t scalar(PGconn *conn, const std::string &sql)
+{
+  PGresult *res = PQexec(conn, sql.c_str());
+  BOOST_REQUIRE_MESSAGE(PQresultStatus(res) == PGRES_TUPLES_OK, sql << ": " << PQresultErrorMessage(res));
+  const std::int64_t value = PQgetisnull(res, 0, 0) ? 0 : std::stoll(PQgetvalue(res, 0, 0));
+  PQclear(res);
+  return value;
 }
 
 inline pgjq::queue_stats stats_of(pgjq::connection &db, const scoped_queue &q)

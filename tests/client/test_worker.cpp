@@ -11,20 +11,6 @@
 
 using namespace pgjq_test;
 
-namespace
-{
-
-std::int64_t scalar(PGconn *conn, const std::string &sql)
-{
-  PGresult *res = PQexec(conn, sql.c_str());
-  BOOST_REQUIRE_MESSAGE(PQresultStatus(res) == PGRES_TUPLES_OK, sql << ": " << PQresultErrorMessage(res));
-  const std::int64_t value = PQgetisnull(res, 0, 0) ? 0 : std::stoll(PQgetvalue(res, 0, 0));
-  PQclear(res);
-  return value;
-}
-
-} // namespace
-
 BOOST_AUTO_TEST_SUITE(worker_runtime)
 
 BOOST_AUTO_TEST_CASE(the_worker_runs_the_handler_of_each_type_and_completes_the_jobs)

@@ -1,6 +1,7 @@
 // pgjq/worker.hpp: the worker runtime. It LISTENs, claims in batches, runs the registered handlers,
-// completes or fails each job, heartbeats held leases, reconnects after a server restart and stops
-// gracefully. It decides nothing about the queue itself: every transition is a call of the SQL API.
+// completes or fails each job, heartbeats held leases (or holds the batch in its transaction, see
+// worker_options::in_transaction), reconnects after a server restart and stops gracefully. It decides
+// nothing about the queue itself: every transition is a call of the SQL API.
 #pragma once
 
 #include <atomic>
@@ -37,11 +38,21 @@ public:
   // Reports progress (0..100) through pgjq.progress. Throws job_cancelled or not_lease_holder when the job
   // is no longer ours, which the worker treats as "stop, do not complete". A lost connection is not the
   // handler's problem: the report is dropped and the worker reconnects when the handler returns.
+  // Leased claims only: throws usage_error in in-transaction mode.
   void progress(int percent, const std::optional<std::string> &current_stage = std::nullopt);
   // Completes the job with this result (one extra call) instead of in the batch's complete_batch.
-  void set_result(const nlohmann::json &result) { m_result = result.dump(); }
-  void set_result_raw(std::string result_json) { m_result = std::move(result_json); }
+  // Leased claims only: throws usage_error in in-transaction mode, where the handler writes its results
+  // through transaction() instead.
+  void set_result(const nlohmann::json &result) { set_result_raw(result.dump()); }
+  void set_result_raw(std::string result_json);
   const std::optional<std::string> &result() const noexcept { return m_result; }
+
+  // In-transaction mode only (worker_options::in_transaction; usage_error otherwise): the worker's session,
+  // inside the transaction that holds this job and will record its outcome. What the handler writes
+  // through it commits together with the job's completion, or not at all: the first call opens a
+  // savepoint, and if the handler throws (or leaves the transaction aborted) its writes are rolled back to
+  // it before the failure is recorded. The handler must not COMMIT, ROLLBACK or release that savepoint.
+  connection &transaction();
 
   // The job was cancelled (seen by a heartbeat or a progress call): a long handler should return early.
   bool cancelled() const noexcept;
@@ -69,6 +80,16 @@ struct worker_options
   std::string worker_id;
   int concurrency = 1;                                    // runner threads, each with its own connection
   int batch_size = 10;                                    // jobs per claim
+  // false: leased claims (claim, heartbeat, complete_and_claim): a job's claim is committed at once, so it
+  // suits long jobs, reports progress and survives the worker's session. true: in-transaction claims
+  // (pgjq.claim_in_transaction): each batch is held by the runner's open transaction, which records every
+  // outcome and commits once per batch (complete_commit_and_claim); a crash or a lost session releases the
+  // batch at once, and a handler's own writes through job_context::transaction() commit atomically with
+  // its job's completion. For short jobs: the transaction, and its snapshot, stay open while the batch
+  // runs. No heartbeats, no progress, no set_result. Every handler that writes opens a subtransaction
+  // kept until the batch commits; beyond 64 in one transaction PostgreSQL's snapshots slow down
+  // server-wide, so keep batch_size at most 64 when handlers write.
+  bool in_transaction = false;
   std::chrono::milliseconds idle_timeout{5000};           // claim again after this long without a NOTIFY
   std::chrono::milliseconds heartbeat_interval{30000};    // keep well below the queue's lease
   std::chrono::milliseconds reconnect_min{100};           // reconnect backoff doubles from min up to max
@@ -84,8 +105,10 @@ struct worker_stats
   std::uint64_t claimed = 0;
   std::uint64_t completed = 0;
   std::uint64_t failed = 0;        // handler errors reported with pgjq.fail
-  std::uint64_t released = 0;      // claimed but not run at shutdown, failed with retry_in 0
-  std::uint64_t abandoned = 0;     // cancelled or lease lost while held: neither completed nor failed
+  std::uint64_t released = 0;      // claimed but not run at shutdown, handed back at once (leased: failed
+                                   // with retry_in 0; in-transaction: left unreported, so untouched)
+  std::uint64_t abandoned = 0;     // neither completed nor failed: cancelled or lease lost while held, or
+                                   // (in-transaction) rolled back with their transaction: runnable again
   std::uint64_t heartbeats = 0;
   std::uint64_t idle_waits = 0;    // times a runner went to sleep on LISTEN
   std::uint64_t reconnects = 0;

@@ -44,7 +44,11 @@ fi
 
 out=$PGJQ_BENCH_OUT
 quick=0
-for a in "$@"; do [ "$a" = --quick ] && quick=1; done
+peers_wanted=1 # the peers' figures only appear beside the end-to-end scenario
+for a in "$@"; do
+  [ "$a" = --quick ] && quick=1
+  case $a in --scenarios=*) [[ ,${a#--scenarios=}, == *,e2e,* ]] || peers_wanted=0 ;; esac
+done
 peer_jobs=${PEER_JOBS:-100000}; peer_runs=${PEER_RUNS:-3}
 [ $quick -eq 1 ] && { peer_jobs=${PEER_JOBS:-10000}; peer_runs=${PEER_RUNS:-1}; }
 started=$(date +%s)
@@ -87,7 +91,9 @@ psql -X -q "$base dbname=recipe_bench" -f "$PGJQ_SHARED_DIR/bench/seed_recipe.sq
 cat "$out/machine.txt"
 
 rm -f "$out/peers.jsonl"
-if command -v npm >/dev/null 2>&1; then
+if [ $peers_wanted -eq 0 ]; then
+  echo "peers: skipped, the end-to-end scenario (e2e) is not among --scenarios" >&2
+elif command -v npm >/dev/null 2>&1; then
   log "peers: pg-boss and graphile-worker, $peer_jobs jobs, $peer_runs runs (log: $out/peers.log)"
   # run_peers.sh copies its read-only files over those of its previous run: make those writable first.
   export PEER_BENCH_DIR=${PEER_BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pgjq-peer-bench}

@@ -38,9 +38,16 @@ public:
   // In-transaction claims (pgjq.claim_in_transaction): opens a transaction and claims up to batch jobs
   // held by it; returns how many, or -1 if the system has no such claims. With none claimed the
   // transaction is already closed.
-  virtual int begin_and_claim(int batch) { return -1; }
+  virtual int begin_and_claim(int /*batch*/) { return -1; }
   // Completes the jobs begin_and_claim returned and commits.
   virtual int complete_and_commit() { return 0; }
+  // Completes the held jobs, commits, and opens a transaction holding the next batch; returns how many were
+  // claimed. The default is the two calls above; pgjq pipelines them into one round trip.
+  virtual int complete_commit_and_claim(int batch)
+  {
+    complete_and_commit();
+    return begin_and_claim(batch);
+  }
 };
 
 // Sizes of a queue's tables, in bytes (table + indexes + TOAST).

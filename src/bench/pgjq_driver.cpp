@@ -92,12 +92,11 @@ public:
     return static_cast<int>(m_held.size());
   }
 
-  int begin_and_claim(int batch) override
+  int begin_and_claim(int batch) override { return hold(m_conn.begin_and_claim(m_worker_id, m_types, batch)); }
+
+  int complete_commit_and_claim(int batch) override
   {
-    m_held.clear();
-    for (const pgjq::job &j : m_conn.begin_and_claim(m_worker_id, m_types, batch))
-      m_held.push_back(j.id);
-    return static_cast<int>(m_held.size());
+    return hold(m_conn.complete_commit_and_claim(m_held, m_worker_id, m_types, batch));
   }
 
   int complete_and_commit() override
@@ -108,6 +107,14 @@ public:
   }
 
 private:
+  int hold(const std::vector<pgjq::job> &jobs)
+  {
+    m_held.clear();
+    for (const pgjq::job &j : jobs)
+      m_held.push_back(j.id);
+    return static_cast<int>(m_held.size());
+  }
+
   pgjq::connection m_conn;
   std::string m_worker_id;
   bool m_cac;
@@ -169,8 +176,10 @@ public:
 
   std::string worker_path() const override
   {
-    return m_cac ? "pgjq.complete_and_claim (one call per batch; raw libpq on the client's session)"
-                 : "pgjq::connection::claim + complete/complete_batch (two calls per batch)";
+    return std::string(m_cac ? "pgjq.complete_and_claim (one call per batch; raw libpq on the client's session)"
+                              : "pgjq::connection::claim + complete/complete_batch (two calls per batch)") +
+           "; in-transaction rows: pgjq::connection::begin_and_claim, then complete_commit_and_claim (one round "
+           "trip per batch)";
   }
 
   void reset() override

@@ -83,10 +83,14 @@ double drain(driver &d, int workers, int batch, std::int64_t &completed_out, boo
     session &s = *sessions[static_cast<std::size_t>(w)];
     if (in_transaction)
     {
-      int n;
-      while ((n = s.begin_and_claim(batch)) > 0)
-        completed += s.complete_and_commit(); // the no-op handler has run for each
+      int n = s.begin_and_claim(batch);
       unsupported = unsupported || n < 0;
+      while (n > 0)
+      {
+        const int done = n; // the no-op handler has run for each
+        n = s.complete_commit_and_claim(batch);
+        completed += done;
+      }
       return;
     }
     int n = s.claim(batch);

@@ -30,7 +30,10 @@ if [ -z "${PGJQ_BENCH_INNER:-}" ]; then
     work=/var/tmp/pgjq-bench-$(printf '%s' "$src" | md5sum | cut -c1-12)
     log "running as user postgres in $work (PostgreSQL refuses to run as root)"
     mkdir -p "$work/src"
-    # keep the previous build directory so that reruns are incremental
+    # keep the previous build directory so that reruns are incremental, but not the files since deleted or
+    # renamed in this tree (a stale source would still be compiled and linked)
+    (cd "$work/src" && find . -path ./build -prune -o -type f ! -name '*.o' ! -name '*.so' ! -name '*.bc' ! -name '*.d' -print) |
+      while IFS= read -r f; do [ -e "$src/$f" ] || rm -f "$work/src/$f"; done
     tar -C "$src" --exclude=./.git --exclude=./build --exclude='*.o' --exclude='*.so' --exclude='*.bc' -cf - . \
       | tar -C "$work/src" -xf -
     chown -R postgres:postgres "$work"

@@ -66,6 +66,17 @@ private:
   bool m_owned = true;
 };
 
+// What the whole server has used so far (usage.cpp): CPU seconds of every process of the cluster
+// (negative when the bench cannot see them: another machine or another user), and WAL bytes written.
+struct server_usage
+{
+  double cpu_seconds = -1;
+  double wal_bytes = 0;
+};
+server_usage read_server_usage(pg_session &s);
+// CPU seconds used by the bench's own threads so far (usage.cpp).
+double bench_cpu_seconds();
+
 // Owns a PGresult.
 class result_guard
 {

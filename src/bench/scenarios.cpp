@@ -168,10 +168,10 @@ void scenario_drain(driver &d, const config &c, results &r)
   const variant variants[] = {{1, c.drain_jobs_b1, false, false},     {10, c.drain_jobs_b10, false, false},
                               {100, c.drain_jobs_b100, false, false}, {100, c.drain_jobs_b100, true, false},
                               {1, c.drain_jobs_b1, false, true},      {10, c.drain_jobs_b10, false, true},
-                              {100, c.drain_jobs_b100, false, true}};
+                              {100, c.drain_jobs_b100, false, true},  {100, c.drain_jobs_b100, true, true}};
   for (const auto &[batch, jobs, discard, in_transaction] : variants)
   {
-    std::vector<double> rates;
+    std::vector<double> rates, cpu_per_job, client_cpu_per_job, wal_per_job;
     for (int run = 0; run < c.runs; ++run)
     {
       d.reset();
@@ -180,26 +180,49 @@ void scenario_drain(driver &d, const config &c, results &r)
       load(d, 0, jobs, 2);
       d.vacuum_analyze();
       checkpoint(d);
+      const server_usage before = read_server_usage(d.admin());
+      const double client_before = bench_cpu_seconds();
       std::int64_t completed = 0;
       const double secs = drain(d, c.drain_workers, batch, completed, in_transaction);
       if (secs < 0)
         break;
+      const double client_after = bench_cpu_seconds();
+      std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the workers' backends exit (their CPU is counted)
+      const server_usage after = read_server_usage(d.admin());
       if (completed != jobs)
         progress(d, "WARNING: drain completed %lld of %lld jobs", static_cast<long long>(completed),
                  static_cast<long long>(jobs));
       rates.push_back(static_cast<double>(completed) / secs);
-      progress(d, "drain batch %d%s%s run %d: %.0f jobs/s", batch, discard ? " (completed not kept)" : "",
-               in_transaction ? " (in-transaction claims)" : "", run + 1, rates.back());
+      if (completed > 0 && before.cpu_seconds >= 0 && after.cpu_seconds >= 0)
+        cpu_per_job.push_back((after.cpu_seconds - before.cpu_seconds) * 1e6 / static_cast<double>(completed));
+      if (completed > 0)
+        client_cpu_per_job.push_back((client_after - client_before) * 1e6 / static_cast<double>(completed));
+      if (completed > 0)
+        wal_per_job.push_back((after.wal_bytes - before.wal_bytes) / static_cast<double>(completed));
+      progress(d, "drain batch %d%s%s run %d: %.0f jobs/s; per job: server CPU %.1f us, bench CPU %.1f us, WAL %.0f bytes",
+               batch, discard ? " (completed not kept)" : "", in_transaction ? " (in-transaction claims)" : "", run + 1,
+               rates.back(), cpu_per_job.empty() ? -1.0 : cpu_per_job.back(),
+               client_cpu_per_job.empty() ? -1.0 : client_cpu_per_job.back(),
+               wal_per_job.empty() ? -1.0 : wal_per_job.back());
     }
     if (rates.empty())
       continue;
     const std::string id =
         "drain_b" + std::to_string(batch) + (discard ? "_not_kept" : "") + (in_transaction ? "_in_transaction" : "");
-    r.add(id,
-          "drain, claim batch " + std::to_string(batch) + ", " + std::to_string(c.drain_workers) + " workers" +
-              (discard ? ", completed jobs not kept (pgjq: keep_completed => false)" : "") +
-              (in_transaction ? ", claims held by the worker's transaction (pgjq: claim_in_transaction)" : ""),
-          "jobs/s", true, d.name(), summarize(rates), jobs_note(jobs, c.runs));
+    const std::string label =
+        "drain, claim batch " + std::to_string(batch) + ", " + std::to_string(c.drain_workers) + " workers" +
+        (discard ? ", completed jobs not kept (pgjq: keep_completed => false)" : "") +
+        (in_transaction ? ", claims held by the worker's transaction (pgjq: claim_in_transaction)" : "");
+    r.add(id, label, "jobs/s", true, d.name(), summarize(rates), jobs_note(jobs, c.runs));
+    // Where the time goes: the whole server's CPU (every process of the cluster, the pgjq maintenance
+    // worker and autovacuum included) and WAL, per job completed.
+    if (cpu_per_job.size() == rates.size())
+      r.add(id + "_cpu", label + ": server CPU per job", "µs", false, d.name(), summarize(cpu_per_job),
+            jobs_note(jobs, c.runs));
+    r.add(id + "_client_cpu", label + ": bench client CPU per job", "µs", false, d.name(),
+          summarize(client_cpu_per_job), jobs_note(jobs, c.runs));
+    r.add(id + "_wal", label + ": WAL per job", "bytes", false, d.name(), summarize(wal_per_job),
+          jobs_note(jobs, c.runs));
   }
 }
 

@@ -462,7 +462,8 @@ std::vector<job> connection::complete_commit_and_claim(const std::vector<std::in
                                                        const std::string &queue)
 {
   if (m_conn != nullptr && PQtransactionStatus(m_conn) != PQTRANS_INTRANS)
-    throw usage_error("pgjq::connection::complete_commit_and_claim: no transaction is open; use begin_and_claim");
+    throw usage_error("pgjq::connection::complete_commit_and_claim: needs the open, unaborted transaction of a "
+                      "begin_and_claim");
   const params complete_args = {detail::encode_int64_array(completed_ids), worker_id};
   const params claim_args = {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue};
   std::vector<job> jobs = read_jobs(run_pipeline({{nullptr, st_complete_in_transaction, &complete_args},

@@ -60,7 +60,8 @@ start_cluster() {
   # unix socket paths are limited to ~100 bytes: keep the socket in a short private directory
   local sock; sock=$(mktemp -d /tmp/pgjq-sock.XXXXXX)
   echo "$sock" > "$dir/socket_dir"
-  "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync >"$dir/initdb.log" 2>&1 \
+  # UTF8 whatever the caller's locale (a bare CI shell would get SQL_ASCII, which accepts any bytes)
+  "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
   {
     echo "listen_addresses = ''"

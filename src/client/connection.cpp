@@ -276,20 +276,30 @@ detail::result connection::run_pipeline(const std::vector<pipeline_step> &steps,
   if (PQenterPipelineMode(m_conn) != 1)
     throw error("libpq could not enter pipeline mode: " + std::string(PQerrorMessage(m_conn)), std::string());
   bool sent = true;
+  int syncs = 0;
   for (std::size_t i = 0; i < steps.size() && sent; ++i)
+  {
     sent = steps[i].command != nullptr
                ? PQsendQueryParams(m_conn, steps[i].command, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1
                : PQsendQueryPrepared(m_conn, statements[steps[i].statement].name,
                                      static_cast<int>(values[i].size()), values[i].data(), nullptr, nullptr, 0) == 1;
+    if (sent && steps[i].sync_after && i + 1 < steps.size())
+    {
+      sent = PQpipelineSync(m_conn) == 1;
+      ++syncs;
+    }
+  }
   sent = sent && PQpipelineSync(m_conn) == 1;
+  ++syncs;
   detail::result wanted, failure;
   std::size_t step = 0;
+  int synced = 0;
   while (sent)
   {
     PGresult *res = PQgetResult(m_conn);
     if (res == nullptr)
     {
-      // the end of one command's results; the sync's own result ends the pipeline
+      // the end of one command's results (a sync's result is not followed by one)
       if (++step > steps.size() || PQstatus(m_conn) == CONNECTION_BAD)
         break;
       continue;
@@ -298,7 +308,9 @@ detail::result connection::run_pipeline(const std::vector<pipeline_step> &steps,
     if (status == PGRES_PIPELINE_SYNC)
     {
       PQclear(res);
-      break;
+      if (++synced == syncs)
+        break;
+      continue;
     }
     if ((status == PGRES_FATAL_ERROR || status == PGRES_NONFATAL_ERROR) && failure.get() == nullptr)
       failure = detail::result(res);
@@ -436,12 +448,33 @@ std::vector<job> connection::claim_in_transaction(const std::string &worker_id,
 std::vector<job> connection::begin_and_claim(const std::string &worker_id, const std::vector<std::string> &job_types,
                                              int batch_size, const std::string &queue)
 {
-  if (m_conn != nullptr && PQtransactionStatus(m_conn) != PQTRANS_IDLE)
-    throw usage_error("pgjq::connection::begin_and_claim: a transaction is already open; use claim_in_transaction");
+  require_transaction_status(PQTRANS_IDLE, "begin_and_claim", "a transaction is already open; use claim_in_transaction");
   const params claim_args = {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue};
-  std::vector<job> jobs = read_jobs(run_pipeline({{"BEGIN"}, {nullptr, st_claim_in_transaction, &claim_args}}, 1));
+  return claimed_or_rolled_back(run_pipeline({{"BEGIN"}, {nullptr, st_claim_in_transaction, &claim_args}}, 1));
+}
+
+void connection::require_transaction_status(int wanted, const char *method, const char *otherwise) const
+{
+  if (m_conn == nullptr || PQstatus(m_conn) == CONNECTION_BAD)
+    throw connection_lost(std::string("pgjq::connection::") + method + ": the connection is closed", std::string());
+  if (PQtransactionStatus(m_conn) != static_cast<PGTransactionStatusType>(wanted))
+    throw usage_error(std::string("pgjq::connection::") + method + ": " + otherwise);
+}
+
+std::vector<job> connection::claimed_or_rolled_back(detail::result claimed)
+{
+  std::vector<job> jobs;
+  try
+  {
+    jobs = read_jobs(claimed);
+  }
+  catch (...)
+  {
+    PQclear(PQexec(m_conn, "ROLLBACK")); // the claim's transaction must not stay open holding its rows
+    throw;
+  }
   if (jobs.empty())
-    execute("ROLLBACK");
+    execute("ROLLBACK"); // nothing held: end the transaction, so the caller can wait for a notification
   return jobs;
 }
 
@@ -461,19 +494,18 @@ std::vector<job> connection::complete_commit_and_claim(const std::vector<std::in
                                                        const std::vector<std::string> &job_types, int batch_size,
                                                        const std::string &queue)
 {
-  if (m_conn != nullptr && PQtransactionStatus(m_conn) != PQTRANS_INTRANS)
-    throw usage_error("pgjq::connection::complete_commit_and_claim: needs the open, unaborted transaction of a "
-                      "begin_and_claim");
+  require_transaction_status(PQTRANS_INTRANS, "complete_commit_and_claim",
+                             "needs the open, unaborted transaction of a begin_and_claim");
   const params complete_args = {detail::encode_int64_array(completed_ids), worker_id};
   const params claim_args = {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue};
-  std::vector<job> jobs = read_jobs(run_pipeline({{nullptr, st_complete_in_transaction, &complete_args},
-                                                  {"COMMIT"},
-                                                  {"BEGIN"},
-                                                  {nullptr, st_claim_in_transaction, &claim_args}},
-                                                 3));
-  if (jobs.empty())
-    execute("ROLLBACK");
-  return jobs;
+  // The sync after COMMIT lets the server deliver this session's pending notifications between the two
+  // transactions: a LISTENing session that is never idle outside a transaction holds back the
+  // server-wide notification queue, which a long backlog would then fill.
+  return claimed_or_rolled_back(run_pipeline({{nullptr, st_complete_in_transaction, &complete_args},
+                                              {"COMMIT", -1, nullptr, /*sync_after=*/true},
+                                              {"BEGIN"},
+                                              {nullptr, st_claim_in_transaction, &claim_args}},
+                                             3));
 }
 
 job_status connection::fail_in_transaction(std::int64_t job_id, const std::string &worker_id,

@@ -52,9 +52,11 @@ private:
     {
       m_w.handlers.at(j.type)(ctx);
     }
-    catch (const connection_lost &)
+    catch (const connection_lost &e)
     {
-      throw; // the batch went with the session
+      if (session_lost())
+        throw; // the batch went with the session
+      error = e.what(); // a session of the handler's own: an ordinary failure of its job
     }
     catch (const std::exception &e)
     {
@@ -79,8 +81,43 @@ private:
     else if (aborted)
       throw pgjq::error("the batch's transaction was aborted outside a handler's savepoint: " + *error,
                         std::string());
-    m_conn->fail_in_transaction(j.id, m_worker_id, *error);
-    ++m_failed;
+    record_failure(j.id, *error);
+  }
+
+  // fail_in_transaction under a savepoint of its own. If the failure cannot be recorded (the server
+  // refuses the message, say), the batch would be rolled back and, with no attempt counted, its jobs
+  // claimed and run again forever; so it is recorded with the server's reason instead, and only if that
+  // fails too is the job left unreported (runnable again, its attempt not counted).
+  void record_failure(std::int64_t id, const std::string &message)
+  {
+    std::string reason = message;
+    for (int attempt = 0; attempt < 2; ++attempt)
+    {
+      m_conn->execute("SAVEPOINT pgjq_report");
+      try
+      {
+        m_conn->fail_in_transaction(id, m_worker_id, reason);
+        m_conn->execute("RELEASE SAVEPOINT pgjq_report");
+        ++m_failed;
+        return;
+      }
+      catch (const connection_lost &)
+      {
+        throw;
+      }
+      catch (const std::exception &e)
+      {
+        m_conn->execute("ROLLBACK TO SAVEPOINT pgjq_report; RELEASE SAVEPOINT pgjq_report");
+        m_w.log("fail of job " + std::to_string(id) + " refused: " + e.what());
+        reason = std::string("the handler failed; its message was refused: ") + e.what();
+      }
+    }
+    ++m_unreported;
+  }
+
+  bool session_lost() const
+  {
+    return !m_conn->is_open() || PQstatus(m_conn->native_handle()) == CONNECTION_BAD;
   }
 
   // Stopping: commit the outcomes of the last batch.
@@ -88,9 +125,13 @@ private:
   {
     if (!m_open)
       return;
+    if (m_broken || session_lost())
+    {
+      batch_lost(); // a new session would commit nothing of the lost one's batch
+      return;
+    }
     try
     {
-      ensure_connection();
       m_conn->complete_and_commit(m_succeeded, m_worker_id);
       committed();
     }
@@ -105,10 +146,9 @@ private:
   // again, untouched, and a handler's writes are gone with it.
   void batch_lost() override
   {
-    if (!m_open)
-      return;
     try
     {
+      // even with no batch recorded as open: a claim that failed half-way must not stay open
       if (!m_broken && m_conn && m_conn->is_open() && PQtransactionStatus(m_conn->native_handle()) != PQTRANS_IDLE)
         m_conn->execute("ROLLBACK");
     }
@@ -132,6 +172,7 @@ private:
     m_w.completed += m_succeeded.size();
     m_w.failed += m_failed;
     m_w.released += m_unstarted;
+    m_w.abandoned += m_unreported;
     reset();
   }
 
@@ -142,6 +183,7 @@ private:
     m_succeeded.clear();
     m_failed = 0;
     m_unstarted = 0;
+    m_unreported = 0;
   }
 
   bool m_open = false;                 // a batch's transaction is open on m_conn
@@ -149,6 +191,7 @@ private:
   std::vector<std::int64_t> m_succeeded; // to be completed when it commits
   std::size_t m_failed = 0;            // recorded with fail_in_transaction in it
   std::size_t m_unstarted = 0;         // not run (stopping): released untouched by its commit
+  std::size_t m_unreported = 0;        // failed, but the failure could not be recorded: released likewise
 };
 
 } // namespace

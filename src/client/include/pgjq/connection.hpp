@@ -165,10 +165,17 @@ private:
     const char *command;
     int statement = -1;
     const std::vector<std::optional<std::string>> *args = nullptr;
+    bool sync_after = false; // end a segment here: an error skips only the rest of its own segment
   };
   // The steps in one round trip (libpq pipeline mode); returns the rows of steps[wanted_step]. On an error
-  // the rest are skipped, an aborted transaction is rolled back and the error is thrown.
+  // the rest of the segment is skipped, an aborted transaction is rolled back once all segments are done,
+  // and the first error is thrown.
   detail::result run_pipeline(const std::vector<pipeline_step> &steps, std::size_t wanted_step);
+  // Throws connection_lost on a dead session, else usage_error unless PQtransactionStatus is `wanted`.
+  void require_transaction_status(int wanted, const char *method, const char *otherwise) const;
+  // The jobs an in-transaction claim returned. With none, or if they cannot be read, the claim's
+  // transaction is rolled back.
+  std::vector<job> claimed_or_rolled_back(detail::result claimed);
   void prepare(int statement);
   // Prepares the statement on first use and points libpq's parameter array at args (which must outlive it).
   std::vector<const char *> bind(int statement, const std::vector<std::optional<std::string>> &args);

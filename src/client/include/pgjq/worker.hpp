@@ -88,7 +88,8 @@ struct worker_options
   // its job's completion. For short jobs: the transaction, and its snapshot, stay open while the batch
   // runs. No heartbeats, no progress, no set_result. Every handler that writes opens a subtransaction
   // kept until the batch commits; beyond 64 in one transaction PostgreSQL's snapshots slow down
-  // server-wide, so keep batch_size at most 64 when handlers write.
+  // server-wide, so keep batch_size at most 64 when handlers write. A write that breaks a deferred
+  // constraint fails only at COMMIT and takes the whole batch with it: check those inside the handler.
   bool in_transaction = false;
   std::chrono::milliseconds idle_timeout{5000};           // claim again after this long without a NOTIFY
   std::chrono::milliseconds heartbeat_interval{30000};    // keep well below the queue's lease

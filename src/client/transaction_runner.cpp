@@ -23,7 +23,7 @@ private:
   std::vector<job> next_batch() override
   {
     const int batch = m_w.options.batch_size;
-    if (!m_open)
+    if (!batch_open())
       return opened(m_conn->begin_and_claim(m_worker_id, m_types, batch, m_w.options.queue));
     // If this throws, batch_lost() counts the batch as rolled back. That is exact unless only the claim
     // failed after the COMMIT (a queue dropped meanwhile, a privilege revoked): then the outcomes were
@@ -123,7 +123,7 @@ private:
   // Stopping: commit the outcomes of the last batch.
   void finish() override
   {
-    if (!m_open)
+    if (!batch_open())
       return;
     if (m_broken || session_lost())
     {
@@ -162,7 +162,7 @@ private:
 
   std::vector<job> opened(std::vector<job> jobs)
   {
-    m_open = !jobs.empty(); // with none claimed, the client has closed the transaction again
+    // with none claimed, the client has already closed the transaction again
     m_claimed = jobs.size();
     return jobs;
   }
@@ -178,7 +178,6 @@ private:
 
   void reset()
   {
-    m_open = false;
     m_claimed = 0;
     m_succeeded.clear();
     m_failed = 0;
@@ -186,8 +185,10 @@ private:
     m_unreported = 0;
   }
 
-  bool m_open = false;                 // a batch's transaction is open on m_conn
-  std::size_t m_claimed = 0;           // jobs it holds
+  // A batch's transaction is open on m_conn exactly while it holds jobs.
+  bool batch_open() const noexcept { return m_claimed > 0; }
+
+  std::size_t m_claimed = 0;           // jobs the open transaction holds
   std::vector<std::int64_t> m_succeeded; // to be completed when it commits
   std::size_t m_failed = 0;            // recorded with fail_in_transaction in it
   std::size_t m_unstarted = 0;         // not run (stopping): released untouched by its commit

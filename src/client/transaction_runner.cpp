@@ -76,28 +76,31 @@ private:
       m_succeeded.push_back(j.id);
       return;
     }
+    // The failure is recorded under the job's savepoint: the handler's writes are undone, and so is a
+    // report the server refuses.
     if (held->savepoint)
-      m_conn->execute("ROLLBACK TO SAVEPOINT pgjq_job; RELEASE SAVEPOINT pgjq_job");
+      m_conn->execute("ROLLBACK TO SAVEPOINT pgjq_job");
     else if (aborted)
       throw pgjq::error("the batch's transaction was aborted outside a handler's savepoint: " + *error,
                         std::string());
+    else
+      m_conn->execute("SAVEPOINT pgjq_job");
     record_failure(j.id, *error);
   }
 
-  // fail_in_transaction under a savepoint of its own. If the failure cannot be recorded (the server
-  // refuses the message, say), the batch would be rolled back and, with no attempt counted, its jobs
-  // claimed and run again forever; so it is recorded with the server's reason instead, and only if that
-  // fails too is the job left unreported (runnable again, its attempt not counted).
+  // fail_in_transaction inside the job's open savepoint, which it releases. If the failure cannot be
+  // recorded (the server refuses the message, say), the batch would be rolled back and, with no attempt
+  // counted, its jobs claimed and run again forever; so it is recorded with the server's reason instead,
+  // and only if that fails too is the job left unreported (runnable again, its attempt not counted).
   void record_failure(std::int64_t id, const std::string &message)
   {
     std::string reason = message;
     for (int attempt = 0; attempt < 2; ++attempt)
     {
-      m_conn->execute("SAVEPOINT pgjq_report");
       try
       {
         m_conn->fail_in_transaction(id, m_worker_id, reason);
-        m_conn->execute("RELEASE SAVEPOINT pgjq_report");
+        m_conn->execute("RELEASE SAVEPOINT pgjq_job");
         ++m_failed;
         return;
       }
@@ -107,11 +110,12 @@ private:
       }
       catch (const std::exception &e)
       {
-        m_conn->execute("ROLLBACK TO SAVEPOINT pgjq_report; RELEASE SAVEPOINT pgjq_report");
+        m_conn->execute("ROLLBACK TO SAVEPOINT pgjq_job");
         m_w.log("fail of job " + std::to_string(id) + " refused: " + e.what());
         reason = std::string("the handler failed; its message was refused: ") + e.what();
       }
     }
+    m_conn->execute("RELEASE SAVEPOINT pgjq_job");
     ++m_unreported;
   }
 

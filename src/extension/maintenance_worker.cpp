@@ -13,6 +13,7 @@
 // a second before the next tick (autovacuum launcher pattern).
 #include "spi_plans.hpp"
 #include "boundary.hpp"
+#include "extension_version.hpp"
 #include "live_table_vacuum.hpp"
 #include "notify_relay.hpp"
 #include "worker_state.hpp"
@@ -67,6 +68,7 @@ MemoryContext s_tick_context = nullptr;
 TimestampTz s_due_bound = DT_NOBEGIN;
 TimestampTz s_next_prune = 0;
 bool s_first_tick = true;
+char s_reported_version[NAMEDATALEN];  // the installed version last reported to the log
 
 // SIGTERM: `die` as usual, and remember it so that a worker the postmaster would restart (one started
 // by pgjq.start_worker()) stays stopped after pg_terminate_backend or DROP DATABASE ... WITH (FORCE).
@@ -198,7 +200,21 @@ bool prune_pass()
     return true;
 }
 
-// One pass; returns when the worker should wake next.
+// After a package upgrade the database keeps its older SQL objects until ALTER EXTENSION pgjq UPDATE:
+// say so once per version seen, not at every tick. Everything the worker runs works on every version
+// since 0.1.0.
+void report_older_version(const char* version)
+{
+    if (strcmp(version, s_reported_version) == 0)
+        return;
+    strlcpy(s_reported_version, version, sizeof s_reported_version);
+    if (version_number(version) < version_number(k_library_version))
+        ereport(LOG, (errmsg("database \"%s\" has version %s of extension pgjq, the server's pgjq library is %s",
+                             s_datname, version, k_library_version),
+                      errhint("Run ALTER EXTENSION pgjq UPDATE in database \"%s\" to get the features of %s.",
+                              s_datname, k_library_version)));
+}
+
 // Has a backend reported a job due before the planned wake-up since the last tick?
 bool due_reported()
 {
@@ -209,6 +225,7 @@ bool due_reported()
     return reported;
 }
 
+// One pass; returns when the worker should wake next.
 TimestampTz run_tick()
 {
     worker_shared* state = worker_state();
@@ -226,7 +243,8 @@ TimestampTz run_tick()
         lower = reported - 1;
 
     begin_transaction("pgjq maintenance: recovering expired leases, notifying due jobs");
-    if (!OidIsValid(get_extension_oid("pgjq", true))) {
+    char* version = installed_version();
+    if (version == nullptr) {
         end_transaction();
         TimestampTz now = GetCurrentTimestamp();
         SpinLockAcquire(&state->mutex);
@@ -241,6 +259,7 @@ TimestampTz run_tick()
         end_transaction();
         return TimestampTzPlusMilliseconds(GetCurrentTimestamp(), worker_naptime_ms);
     }
+    report_older_version(version);
     TimestampTz tick_time = GetCurrentTransactionStartTimestamp();  // now() of the statements below
 
     run_plan(saved_plan(&s_recover, k_recover), nullptr, nullptr);

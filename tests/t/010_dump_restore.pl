@@ -1,0 +1,105 @@
+# Dump and restore: pg_dump of a database using pgjq, with jobs in every state, restored with pg_restore
+# into a new database of another cluster. The restore reports no error; queues (the default one's changed
+# settings included), jobs and backpressure counters are all there; the grants hold; the maintenance
+# worker serves the restored database; new enqueues get fresh ids. Done for a database at the current
+# version and for one still at 0.1.0 (restored as the current version).
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PgjqTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+my $source = new_node('source', conf => "pgjq.prune_interval = '1h'\n");
+my $target = new_node('target', conf => "pgjq.prune_interval = '1h'\n");
+for my $node ($source, $target)
+{
+	$node->safe_psql('postgres', q{CREATE ROLE app_producer; CREATE ROLE app_worker;});
+}
+
+# Queues with changed settings and jobs in every state; the 'short' queue's claimed job has a lease that
+# has run out by the time the restored database is served.
+sub populate
+{
+	my ($db, $version) = @_;
+	my $sql = sub { $source->safe_psql($db, $_[0]) };
+	$source->safe_psql('postgres', "CREATE DATABASE $db");
+	$sql->("CREATE EXTENSION pgjq VERSION '$version'");
+	$sql->(q{
+		SELECT pgjq.grant_producer('app_producer'); SELECT pgjq.grant_worker('app_worker');
+		SELECT pgjq.alter_queue('default', max_attempts => 7, max_pending => 100, retention => '3 days');
+		SELECT pgjq.create_queue('mail', max_pending => 50, lease => '10 minutes');
+		SELECT pgjq.alter_queue('mail', retry_base => '5 seconds', keep_completed => false);
+		SELECT pgjq.create_queue('ordered', fifo => true);
+		SELECT pgjq.create_queue('short', lease => '1 second');
+		SELECT pgjq.enqueue('pending', '{"n": 1}');
+		SELECT pgjq.enqueue('scheduled', '{}', run_at => now() + interval '1 day');
+		SELECT pgjq.enqueue('unique', '{}', queue_name => 'mail', unique_key => 'k');
+		SELECT pgjq.enqueue_batch('batch', '[{"i": 1}, {"i": 2}, {"i": 3}]', 'mail');
+		SELECT pgjq.enqueue('first', '{}', queue_name => 'ordered');
+		SELECT pgjq.enqueue('claimed', '{}'); SELECT pgjq.enqueue('running', '{}');
+		SELECT pgjq.enqueue('completed', '{}'); SELECT pgjq.enqueue('dead', '{}', max_attempts => 1);
+		SELECT pgjq.enqueue('retrying', '{}'); SELECT pgjq.enqueue('cancelled', '{}');
+		SELECT pgjq.enqueue('expiring', '{}', queue_name => 'short');
+	});
+	my $claim = sub {
+		my ($type, $queue) = @_;
+		return $sql->("SELECT id FROM pgjq.claim_job_batch('w', ARRAY['$type'], 1, '$queue')");
+	};
+	$claim->('claimed', 'default');
+	my $running = $claim->('running', 'default');
+	$sql->("SELECT pgjq.progress($running, 'w', 60, 'copying')");
+	$sql->("SELECT pgjq.complete(" . $claim->('completed', 'default') . ", 'w', '{\"rows\": 3}')");
+	$sql->("SELECT pgjq.fail(" . $claim->('dead', 'default') . ", 'w', 'broken')");
+	$sql->("SELECT pgjq.fail(" . $claim->('retrying', 'default') . ", 'w', 'later', retry_in => '1 hour')");
+	$sql->(q{SELECT pgjq.cancel(id) FROM pgjq.jobs WHERE job_type = 'cancelled'});
+	$claim->('first', 'ordered');
+	return $claim->('expiring', 'short');
+}
+
+my $jobs_query = q{SELECT string_agg(j::text, E'\n' ORDER BY id) FROM pgjq.jobs j};
+my $queues_query = q{SELECT string_agg(q::text, E'\n' ORDER BY queue_name) FROM pgjq.queues q};
+my $depth_query = q{SELECT string_agg(queue_name || ' ' || n, ', ' ORDER BY queue_name)
+                      FROM (SELECT queue_name, sum(unfinished) AS n FROM pgjq.queue_depth GROUP BY 1) d};
+my $live_query = q{SELECT string_agg(queue_name || ' ' || n, ', ' ORDER BY queue_name)
+                     FROM (SELECT q.queue_name, count(l.id) AS n FROM pgjq.queues q
+                             LEFT JOIN pgjq.live_jobs l USING (queue_name) GROUP BY 1) c};
+
+for my $case ([ 'current', $source->safe_psql('postgres', q{SELECT default_version FROM pg_available_extensions WHERE name = 'pgjq'}) ],
+	[ 'old', '0.1.0' ])
+{
+	my ($db, $version) = @$case;
+	my $expiring = populate($db, $version);
+	my %before = map { $_ => $source->safe_psql($db, $_) } ($jobs_query, $queues_query, $depth_query);
+	my $max_id = $source->safe_psql($db, q{SELECT max(id) FROM pgjq.jobs});
+	is($before{$depth_query}, $source->safe_psql($db, $live_query), "$db: the source's counters are right");
+
+	my $dump = $source->basedir . "/$db.dump";
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'pg_dump', '-Fc', '-f', $dump, '-d', $source->connstr($db) ], '>', \$out, '2>', \$err)
+	  or die "pg_dump failed: $err";
+	$target->safe_psql('postgres', "CREATE DATABASE $db");
+	my $restored = IPC::Run::run([ 'pg_restore', '-d', $target->connstr($db), $dump ], '>', \$out, '2>', \$err);
+	ok($restored, "$db ($version): pg_restore succeeds");
+	is($err, '', "$db: pg_restore reports no error");
+
+	my $sql = sub { $target->safe_psql($db, $_[0]) };
+	is($sql->($queues_query), $before{$queues_query}, "$db: every queue is restored with its settings");
+	is($sql->($jobs_query), $before{$jobs_query}, "$db: every job is restored with its id, state, times and result");
+	is($sql->($depth_query), $before{$depth_query}, "$db: the backpressure counters are restored");
+	is($sql->($depth_query), $sql->($live_query), "$db: and equal the real counts");
+	is($sql->(q{SET ROLE app_producer; SELECT pgjq.enqueue('granted', '{}') > 0}), 't', "$db: the grants are restored");
+	my $new = $sql->(q{SELECT pgjq.enqueue('fresh', '{}', queue_name => 'mail')});
+	ok($new > $max_id, "$db: a new job's id ($new) comes after the restored ones ($max_id)");
+
+	wait_for_maintenance($target, $db);
+	$target->poll_query_until($db, "SELECT status = 'pending' AND attempts = 1 FROM pgjq.live_jobs WHERE id = $expiring")
+	  or die "the maintenance worker did not serve the restored database $db";
+	pass("$db: the maintenance worker serves the restored database (it recovered an expired lease)");
+}
+
+$source->stop;
+$target->stop;
+done_testing();

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test of pgjq: the pg_regress suite, the isolation specs, the TAP crash/process tests and the
-# client's Boost.Test suite, each against its own throwaway cluster. Installs missing Debian packages
-# first (apt-get when root). PostgreSQL refuses to run as root, so as root the work continues as the
-# `postgres` user in a copy of the tree (see reexec_unprivileged in scripts/lib.sh). Idempotent.
+# Runs every test of pgjq: the pg_regress suite, the isolation specs, the TAP crash/process tests, the
+# client's Boost.Test suite and the client package test, each against its own throwaway cluster. Installs
+# missing Debian packages first (apt-get when root). PostgreSQL refuses to run as root, so as root the work
+# continues as the `postgres` user in a copy of the tree (see reexec_unprivileged in scripts/lib.sh).
+# Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -26,6 +27,7 @@ run_suite "isolation (concurrency specs)" \
   bash -c 'make -s installcheck PGJQ_EXTENSION_ONLY=1 REGRESS= || { for f in build/test-output/isolation/regression.diffs; do [ -s "$f" ] && head -n 300 "$f"; done; exit 1; }'
 [ -f scripts/tap_tests.sh ] && run_suite "TAP (background worker, crashes)" bash scripts/tap_tests.sh
 [ -f scripts/client_tests.sh ] && run_suite "client (Boost.Test)" bash scripts/client_tests.sh
+run_suite "client package (pkg-config, CMake, exports)" bash scripts/package_tests.sh
 
 echo
 [ ${#failures[@]} -eq 0 ] || printf 'failed suite: %s\n' "${failures[@]}"

@@ -2,11 +2,14 @@
 # Included by the top Makefile after PGXS, so every variable here has its own CLIENT_ name: nothing leaks
 # into the extension's build. Output goes to build/.
 
-CLIENT_VERSION  := 0.1.0
-CLIENT_SOVER    := 0
+# The client's version is the extension's (pgjq.control, read by the top Makefile). The soname names the
+# ABI: before 1.0 every minor release may change it (libpgjq_client.so.0.2), from 1.0 on the major.
+CLIENT_VERSION  := $(PGJQ_VERSION)
+CLIENT_SOVER    := $(if $(filter 0.%,$(CLIENT_VERSION)),$(basename $(CLIENT_VERSION)),$(firstword $(subst ., ,$(CLIENT_VERSION))))
 CLIENT_CXX      := g++
 CLIENT_PG_INC   := $(shell $(PG_CONFIG) --includedir)
-CLIENT_CXXFLAGS := -std=c++17 -O2 -Wall -Wextra -fPIC -MMD -MP
+# Hidden by default: the shared library exports only what the public headers mark PGJQ_API.
+CLIENT_CXXFLAGS := -std=c++17 -O2 -Wall -Wextra -fPIC -MMD -MP -fvisibility=hidden -fvisibility-inlines-hidden
 CLIENT_CPPFLAGS := -Isrc/client/include -I$(CLIENT_PG_INC)
 CLIENT_LIBS     := -lpq -lpthread
 
@@ -36,7 +39,7 @@ $(CLIENT_STATIC): $(CLIENT_OBJS)
 
 $(CLIENT_SHARED): $(CLIENT_OBJS)
 	@mkdir -p $(dir $@)
-	$(CLIENT_CXX) -shared -Wl,-soname,libpgjq_client.so.$(CLIENT_SOVER) -o $@ $^ $(CLIENT_LIBS)
+	$(CLIENT_CXX) -shared -Wl,-soname,libpgjq_client.so.$(CLIENT_SOVER) -Wl,-z,defs -o $@ $^ $(CLIENT_LIBS)
 
 # The demo and the tests link the static library, so they run from the build tree without LD_LIBRARY_PATH.
 build/demo/obj/pgjq_demo.o: src/demo/pgjq_demo.cpp
@@ -57,11 +60,13 @@ $(CLIENT_TESTS): $(CLIENT_TEST_OBJS) $(CLIENT_STATIC)
 
 -include $(CLIENT_OBJS:.o=.d) $(CLIENT_TEST_OBJS:.o=.d) build/demo/obj/pgjq_demo.d
 
-# make install-client PREFIX=/opt/pgjq [DESTDIR=...]: headers, both libraries, pgjq.pc, the demo.
+# make install-client PREFIX=/opt/pgjq [DESTDIR=...]: headers, both libraries, pgjq.pc, the CMake package
+# (lib/cmake/pgjq: find_package(pgjq) gives pgjq::client), the demo.
 PREFIX ?= /usr/local
 CLIENT_LIBDIR := $(PREFIX)/lib
 install-client: $(CLIENT_STATIC) $(CLIENT_SHARED) $(CLIENT_DEMO)
-	install -d $(DESTDIR)$(PREFIX)/include/pgjq $(DESTDIR)$(CLIENT_LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/include/pgjq $(DESTDIR)$(CLIENT_LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+	    $(DESTDIR)$(CLIENT_LIBDIR)/cmake/pgjq
 	install -m 644 $(CLIENT_HEADERS) $(DESTDIR)$(PREFIX)/include/pgjq/
 	install -m 644 $(CLIENT_STATIC) $(DESTDIR)$(CLIENT_LIBDIR)/
 	install -m 755 $(CLIENT_SHARED) $(DESTDIR)$(CLIENT_LIBDIR)/libpgjq_client.so.$(CLIENT_VERSION)
@@ -69,11 +74,15 @@ install-client: $(CLIENT_STATIC) $(CLIENT_SHARED) $(CLIENT_DEMO)
 	ln -sf libpgjq_client.so.$(CLIENT_SOVER) $(DESTDIR)$(CLIENT_LIBDIR)/libpgjq_client.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(CLIENT_LIBDIR)|' -e 's|@VERSION@|$(CLIENT_VERSION)|' \
 	    src/client/pgjq.pc.in > $(DESTDIR)$(CLIENT_LIBDIR)/pkgconfig/pgjq.pc
+	for f in pgjqConfig pgjqConfigVersion; do \
+	  sed -e 's|@VERSION@|$(CLIENT_VERSION)|g' -e 's|@SOVER@|$(CLIENT_SOVER)|g' \
+	      src/client/$$f.cmake.in > $(DESTDIR)$(CLIENT_LIBDIR)/cmake/pgjq/$$f.cmake; done
 	install -m 755 $(CLIENT_DEMO) $(DESTDIR)$(PREFIX)/bin/
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 uninstall-client:
 	rm -rf $(DESTDIR)$(PREFIX)/include/pgjq
+	rm -rf $(DESTDIR)$(CLIENT_LIBDIR)/cmake/pgjq
 	rm -f $(DESTDIR)$(CLIENT_LIBDIR)/libpgjq_client.* $(DESTDIR)$(CLIENT_LIBDIR)/pkgconfig/pgjq.pc \
 	      $(DESTDIR)$(PREFIX)/bin/pgjq-demo
 

@@ -25,7 +25,7 @@ class result;
 }
 
 // Move-only RAII session. Not thread-safe: give each thread its own connection.
-class connection
+class PGJQ_API connection
 {
 public:
   // Opens (and owns) a session; throws connection_lost when the server cannot be reached.
@@ -194,7 +194,7 @@ private:
 
 // RAII transaction block on a connection: rolls back unless committed (errors in the destructor are
 // swallowed, as destructors must not throw).
-class transaction
+class PGJQ_API transaction
 {
 public:
   explicit transaction(connection &conn);

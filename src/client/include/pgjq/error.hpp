@@ -5,11 +5,13 @@
 #include <stdexcept>
 #include <string>
 
+#include <pgjq/export.hpp>
+
 namespace pgjq
 {
 
 // Anything the server (or the link to it) reported. what() is the server's primary message.
-class error : public std::runtime_error
+class PGJQ_API error : public std::runtime_error
 {
 public:
   error(const std::string &message, std::string sqlstate, std::string detail = {}, std::string hint = {});
@@ -27,56 +29,56 @@ private:
 
 // The connection is gone (libpq CONNECTION_BAD, SQLSTATE class 08, or the server shutting down).
 // Whether the last call took effect is unknown: a worker treats its held jobs as lost.
-class connection_lost : public error
+class PGJQ_API connection_lost : public error
 {
 public:
   using error::error;
 };
 
 // PJ001: enqueue into a queue whose max_pending is reached. try_enqueue returns an empty optional instead.
-class queue_full : public error
+class PGJQ_API queue_full : public error
 {
 public:
   using error::error;
 };
 
 // PJ002: this worker_id does not hold the job's lease (it expired and was reassigned, or was never claimed).
-class not_lease_holder : public error
+class PGJQ_API not_lease_holder : public error
 {
 public:
   using error::error;
 };
 
 // PJ003: the job this worker holds was cancelled; stop working on it.
-class job_cancelled : public error
+class PGJQ_API job_cancelled : public error
 {
 public:
   using error::error;
 };
 
 // 22023 invalid value, 22004 NULL where a value is required, 54000 payload too large, other class 22 errors.
-class bad_argument : public error
+class PGJQ_API bad_argument : public error
 {
 public:
   using error::error;
 };
 
 // 42704: no queue by that name.
-class unknown_queue : public error
+class PGJQ_API unknown_queue : public error
 {
 public:
   using error::error;
 };
 
 // 42710: create_queue of a name that exists.
-class queue_exists : public error
+class PGJQ_API queue_exists : public error
 {
 public:
   using error::error;
 };
 
 // P0002: no job with that id (or it was pruned).
-class job_not_found : public error
+class PGJQ_API job_not_found : public error
 {
 public:
   using error::error;
@@ -84,14 +86,14 @@ public:
 
 // 55000 the job is in the wrong state for the call (e.g. retry of a job that did not fail);
 // 55006 drop_queue of a queue that still has unfinished jobs.
-class wrong_state : public error
+class PGJQ_API wrong_state : public error
 {
 public:
   using error::error;
 };
 
 // 42501: the role lacks the capability (see pgjq.grant_producer / grant_worker / grant_admin).
-class permission_denied : public error
+class PGJQ_API permission_denied : public error
 {
 public:
   using error::error;
@@ -99,7 +101,7 @@ public:
 
 // The program used the client wrongly (e.g. waited for a notification inside a transaction block).
 // A logic error: retrying cannot help.
-class usage_error : public std::logic_error
+class PGJQ_API usage_error : public std::logic_error
 {
 public:
   using std::logic_error::logic_error;

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <pgjq/export.hpp>
+
 namespace pgjq
 {
 
@@ -28,15 +30,15 @@ enum class job_status
   cancelled
 };
 
-std::string_view to_string(job_status status) noexcept;
+PGJQ_API std::string_view to_string(job_status status) noexcept;
 // Throws bad_argument for a name the server does not use.
-job_status parse_job_status(std::string_view text);
-std::ostream &operator<<(std::ostream &out, job_status status);
+PGJQ_API job_status parse_job_status(std::string_view text);
+PGJQ_API std::ostream &operator<<(std::ostream &out, job_status status);
 // completed, failed (dead letter) and cancelled are final: nothing happens to the job any more.
-bool is_final(job_status status) noexcept;
+PGJQ_API bool is_final(job_status status) noexcept;
 
 // One row of the pgjq.jobs view (as claimed, or as looked up).
-struct job
+struct PGJQ_API job
 {
   std::int64_t id = 0;
   std::string queue;

@@ -24,7 +24,7 @@ struct held_job;
 }
 
 // What a handler sees of the job it runs. Used only on the handler's own thread.
-class job_context
+class PGJQ_API job_context
 {
 public:
   // Built by the worker for each job it runs.
@@ -115,7 +115,7 @@ struct worker_stats
   std::uint64_t reconnects = 0;
 };
 
-class worker
+class PGJQ_API worker
 {
 public:
   explicit worker(worker_options options);

@@ -4,7 +4,7 @@
 
 EXTENSION  = pgjq
 MODULE_big = pgjq
-EXT_SRCS   = $(sort $(wildcard src/extension/*.cpp))
+EXT_SRCS   = $(sort $(wildcard src/extension/*.cpp src/extension/*/*.cpp))
 OBJS       = $(EXT_SRCS:.cpp=.o)
 DATA       = $(sort $(wildcard src/extension/pgjq--*.sql))
 PGFILEDESC = "pgjq - job queue inside PostgreSQL"
@@ -12,7 +12,7 @@ PGFILEDESC = "pgjq - job queue inside PostgreSQL"
 PG_CONFIG ?= pg_config
 # One home for the version: pgjq.control's default_version, which the library and the client report.
 PGJQ_VERSION := $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" pgjq.control)
-override PG_CPPFLAGS += -DPGJQ_VERSION='"$(PGJQ_VERSION)"'
+override PG_CPPFLAGS += -DPGJQ_VERSION='"$(PGJQ_VERSION)"' -Isrc/extension
 override PG_CXXFLAGS += -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter -Wno-missing-field-initializers
 # Header dependencies (PGXS tracks them only in servers configured with --enable-depend): without them an
 # object built against an older header survives a rebuild, and the module fails to load.

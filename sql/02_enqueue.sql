@@ -54,6 +54,15 @@ SELECT job_type, status, priority, max_attempts FROM pgjq.jobs WHERE job_type = 
 INSERT INTO pgjq.jobs (job_type) VALUES (NULL);
 INSERT INTO pgjq.jobs (job_type, queue_name) VALUES ('x', 'missing');
 INSERT INTO pgjq.jobs (job_type, priority) VALUES ('x', -1);
+-- the same rules as enqueue's, every one of them
+INSERT INTO pgjq.jobs (job_type, run_at) VALUES ('x', '-infinity');
+INSERT INTO pgjq.jobs (job_type, run_at) VALUES ('x', 'infinity');
+INSERT INTO pgjq.jobs (job_type, max_attempts) VALUES ('x', 1001);
+INSERT INTO pgjq.jobs (job_type, unique_key) VALUES ('x', '');
+INSERT INTO pgjq.jobs (job_type, queue_name) VALUES ('x', 'Bad Name');
+INSERT INTO pgjq.jobs (job_type) VALUES (repeat('x', 201));
+SELECT count(*) AS none_inserted FROM pgjq.jobs WHERE job_type = 'x';
+SELECT count(*) AS stats_still_readable FROM pgjq.queue_stats;
 
 -- backpressure: max_pending counts unfinished (pending, claimed, running) jobs
 SELECT pgjq.create_queue('bounded', max_pending => 3);

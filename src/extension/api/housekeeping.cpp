@@ -1,0 +1,38 @@
+// housekeeping.cpp: recover_stale (expired leases) and prune (finished jobs past an age), for admins who
+// run them by hand; the maintenance worker does both on its own (maintenance/lease_recovery.cpp, prune.cpp).
+#include "core/args.hpp"
+#include "core/boundary.hpp"
+#include "core/leases.hpp"
+#include "core/spi.hpp"
+
+namespace {
+
+using namespace pgjq;
+
+SPIPlanPtr s_prune;
+
+// clang-format off
+const plan_text k_prune = {
+    "DELETE FROM pgjq.finished_jobs WHERE finished_at < now() - $1", 1, {INTERVALOID}};
+// clang-format on
+
+}  // namespace
+
+PGJQ_FUNCTION(recover_stale)
+{
+    SPI_connect();
+    int64 recovered = recover_expired_leases();
+    SPI_finish();
+    PG_RETURN_INT32(static_cast<int32>(recovered));
+}
+
+PGJQ_FUNCTION(prune)
+{
+    require_arg(fcinfo, 0, "older_than");
+    Interval* older_than = optional_interval_arg(fcinfo, 0, "older_than", true);
+    SPI_connect();
+    Datum values[1] = {IntervalPGetDatum(older_than)};
+    uint64 pruned = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
+    SPI_finish();
+    PG_RETURN_INT64(static_cast<int64>(pruned));
+}

@@ -1,0 +1,205 @@
+// maintenance_admin.cpp: pgjq.worker_status(), pgjq.start_worker() and pgjq.stop_worker().
+#include "core/boundary.hpp"
+#include "maintenance/duty.hpp"
+#include "maintenance/launcher.hpp"
+
+namespace {
+
+using namespace pgjq;
+
+constexpr long k_wait_ms = 10000;  // how long start/stop wait for the worker to come or go
+
+// One duty's count, or 0 when there is no duty of that name.
+int64 duty_done(const db_slot* s, const char* name)
+{
+    int i = duty_index(name);
+    return i < 0 ? 0 : s->duties[i].done;
+}
+
+// The slot's errors, its own and its duties', with the latest message (prefixed with the duty's name).
+int64 slot_errors(const db_slot* s, const char** last_error, TimestampTz* last_error_at)
+{
+    int64 errors = s->errors;
+    *last_error = s->last_error[0] ? s->last_error : nullptr;
+    *last_error_at = s->last_error_at;
+    for (int i = 0; i < k_duty_count; i++) {
+        const duty_stats* d = &s->duties[i];
+        errors += d->errors;
+        if (d->last_error[0] && d->last_error_at >= *last_error_at) {
+            *last_error = psprintf("%s: %s", k_duties[i]->name, d->last_error);
+            *last_error_at = d->last_error_at;
+        }
+    }
+    return errors;
+}
+
+void append_status_row(ReturnSetInfo* rsinfo, const char* type, pid_t pid, const char* datname, const db_slot* s,
+                       TimestampTz started_at, TimestampTz last_run)
+{
+    Datum values[13];
+    bool nulls[13];
+    memset(nulls, 0, sizeof nulls);
+    values[0] = CStringGetTextDatum(type);
+    values[1] = Int32GetDatum(static_cast<int32>(pid));
+    nulls[1] = pid == 0;
+    nulls[2] = datname == nullptr;
+    values[2] = (Datum) 0;
+    if (datname) {
+        NameData* name = static_cast<NameData*>(palloc0(sizeof(NameData)));
+        namestrcpy(name, datname);
+        values[2] = NameGetDatum(name);
+    }
+    values[3] = TimestampTzGetDatum(started_at);
+    nulls[3] = started_at == 0;
+    values[4] = TimestampTzGetDatum(last_run);
+    nulls[4] = last_run == 0;
+    bool has_slot = s != nullptr;
+    values[5] = has_slot ? TimestampTzGetDatum(s->next_wake) : (Datum) 0;
+    nulls[5] = !has_slot || s->next_wake == 0 || pid == 0;
+    const char* last_error = nullptr;
+    TimestampTz last_error_at = 0;
+    values[6] = Int64GetDatum(has_slot ? duty_done(s, "lease_recovery") : 0);
+    values[7] = Int64GetDatum(has_slot ? duty_done(s, "due_jobs") : 0);
+    values[8] = Int64GetDatum(has_slot ? duty_done(s, "prune") : 0);
+    values[9] = Int64GetDatum(has_slot ? slot_errors(s, &last_error, &last_error_at) : 0);
+    nulls[6] = nulls[7] = nulls[8] = nulls[9] = !has_slot;
+    values[10] = last_error ? CStringGetTextDatum(last_error) : (Datum) 0;
+    nulls[10] = last_error == nullptr;
+    values[11] = TimestampTzGetDatum(last_error_at);
+    nulls[11] = last_error_at == 0;
+    values[12] = BoolGetDatum(has_slot && s->disabled);
+    tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+// Waits until the database's slot is served by a process (want_running) or by none; returns its pid.
+pid_t wait_for_slot(worker_shared* state, bool want_running, pid_t old_pid, BackgroundWorkerHandle* handle)
+{
+    TimestampTz give_up = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), k_wait_ms);
+    for (;;) {
+        SpinLockAcquire(&state->mutex);
+        db_slot* slot = find_slot(state, MyDatabaseId);
+        pid_t pid = slot != nullptr ? slot->pid : 0;
+        SpinLockRelease(&state->mutex);
+        if (want_running ? pid != 0 : pid != old_pid)
+            return pid;
+        pid_t started;
+        if (want_running && handle != nullptr && GetBackgroundWorkerPid(handle, &started) == BGWH_STOPPED) {
+            // Exited without taking the slot, unless another worker took it meanwhile (checked above).
+            return 0;
+        }
+        if (GetCurrentTimestamp() >= give_up)
+            return want_running ? 0 : pid;
+        (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 20L, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+    }
+}
+
+}  // namespace
+
+PGJQ_FUNCTION(worker_status)
+{
+    InitMaterializedSRF(fcinfo, 0);
+    auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    worker_shared* state = worker_state_no_error();
+    if (state == nullptr)
+        return (Datum) 0;
+    // Copy under the spinlock, build tuples after it (palloc may raise).
+    int n = state->nslots;
+    auto* copy = static_cast<db_slot*>(palloc(sizeof(db_slot) * n));
+    SpinLockAcquire(&state->mutex);
+    memcpy(copy, state->slots, sizeof(db_slot) * n);
+    pid_t launcher_pid = state->launcher_pid;
+    TimestampTz launcher_started = state->launcher_started_at;
+    TimestampTz launcher_last = state->launcher_last_run;
+    SpinLockRelease(&state->mutex);
+
+    if (launcher_pid != 0)
+        append_status_row(rsinfo, "launcher", launcher_pid, nullptr, nullptr, launcher_started, launcher_last);
+    for (int i = 0; i < n; i++) {
+        const db_slot* s = &copy[i];
+        // Databases served now or before (absent-only slots are the launcher's bookkeeping).
+        const char* ignored_error;
+        TimestampTz ignored_at;
+        if (s->dboid == InvalidOid ||
+            (s->pid == 0 && s->rounds == 0 && slot_errors(s, &ignored_error, &ignored_at) == 0 && !s->disabled))
+            continue;
+        append_status_row(rsinfo, "maintenance", s->pid, s->datname[0] ? s->datname : nullptr, s, s->started_at,
+                          s->last_run);
+    }
+    return (Datum) 0;
+}
+
+PGJQ_FUNCTION(start_worker)
+{
+    if (RecoveryInProgress())
+        ereport(ERROR,
+                (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                 errmsg("cannot start the pgjq maintenance worker during recovery")));
+    worker_shared* state = worker_state();
+    bool full = false;
+    pid_t running = 0;
+    SpinLockAcquire(&state->mutex);
+    db_slot* slot = find_or_add_slot(state, MyDatabaseId);
+    if (slot == nullptr)
+        full = true;
+    else
+        running = slot->pid;
+    SpinLockRelease(&state->mutex);
+    if (full)
+        ereport(ERROR,
+                (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                 errmsg("no free pgjq worker slot for database \"%s\"", get_database_name(MyDatabaseId)),
+                 errhint("Raise max_worker_processes.")));
+    // Asked without the mutex held: no system call under a spinlock.
+    bool alive = process_alive(running);
+    uint32 generation = 0;
+    SpinLockAcquire(&state->mutex);
+    slot = find_or_add_slot(state, MyDatabaseId);
+    if (slot != nullptr) {
+        slot->disabled = false;
+        if (!alive)
+            generation = ++slot->generation;  // supersedes registrations still waiting for a restart
+    }
+    SpinLockRelease(&state->mutex);
+    if (alive)
+        PG_RETURN_INT32(static_cast<int32>(running));
+
+    BackgroundWorkerHandle* handle;
+    if (!launch_maintenance_worker(MyDatabaseId, get_database_name(MyDatabaseId), false, generation, MyProcPid,
+                                   &handle))
+        ereport(ERROR,
+                (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                 errmsg("could not register the pgjq maintenance worker"), errhint("Raise max_worker_processes.")));
+    pid_t pid = wait_for_slot(state, true, 0, handle);
+    if (pid == 0)
+        ereport(
+            ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("the pgjq maintenance worker for database \"%s\" did not start", get_database_name(MyDatabaseId)),
+             errhint("See the server log.")));
+    PG_RETURN_INT32(static_cast<int32>(pid));
+}
+
+PGJQ_FUNCTION(stop_worker)
+{
+    worker_shared* state = worker_state();
+    pid_t pid = 0;
+    SpinLockAcquire(&state->mutex);
+    db_slot* slot = find_or_add_slot(state, MyDatabaseId);
+    if (slot != nullptr) {
+        slot->disabled = true;  // keeps the launcher (and a postmaster restart) from starting it again
+        pid = slot->pid;
+    }
+    SpinLockRelease(&state->mutex);
+    if (pid == 0)
+        PG_RETURN_BOOL(false);
+    if (kill(pid, SIGTERM) != 0 && errno != ESRCH)
+        ereport(WARNING,
+                (errmsg("could not signal the pgjq maintenance worker (process %d): %m", static_cast<int>(pid))));
+    pid_t after = wait_for_slot(state, false, pid, nullptr);
+    if (after == pid)
+        ereport(WARNING,
+                (errmsg("the pgjq maintenance worker (process %d) has not exited yet", static_cast<int>(pid))));
+    PG_RETURN_BOOL(true);
+}

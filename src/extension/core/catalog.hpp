@@ -1,0 +1,26 @@
+// catalog.hpp: what the catalogs say about pgjq in the current database: its relations, and which version
+// of its SQL objects is installed. After a package upgrade this library runs against databases still at an
+// older version until someone runs ALTER EXTENSION pgjq UPDATE there; code that needs objects of a later
+// version asks installed_version() first.
+#pragma once
+
+#include "core/pg.hpp"
+
+namespace pgjq {
+
+// The version this library was built for: pgjq.control's default_version (the Makefile passes it).
+constexpr const char* k_library_version = PGJQ_VERSION;
+
+// "major.minor.patch" as major * 10000 + minor * 100 + patch, so versions compare as numbers; -1 when
+// the text is not of that form.
+int version_number(const char* version);
+
+// pgjq's extversion in the current database (palloc'd), or nullptr when the extension is not installed.
+// Needs a transaction.
+char* installed_version();
+
+// The OID of pgjq's relation `name` (table or sequence), InvalidOid while the extension's schema or the
+// relation does not exist.
+Oid pgjq_relation(const char* name);
+
+}  // namespace pgjq

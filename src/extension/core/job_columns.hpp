@@ -1,0 +1,13 @@
+// job_columns.hpp: the select list that turns a pgjq.live_jobs row into a pgjq.jobs row (the view's
+// columns, in order), for functions that return SETOF pgjq.jobs.
+#pragma once
+
+// clang-format off
+#define PGJQ_LIVE_JOB_AS_VIEW_ROW(alias)                                                                \
+    alias ".id, " alias ".queue_name, " alias ".job_type, " alias ".priority, " alias ".status, "       \
+    alias ".payload, NULL::jsonb, " alias ".run_at, " alias ".unique_key, " alias ".progress, "         \
+    alias ".current_stage, " alias ".events_count, " alias ".worker_id, " alias ".claimed_at, "         \
+    alias ".heartbeat_at, " alias ".lease_expires_at, " alias ".created_at, " alias ".started_at, "     \
+    "NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, " alias ".attempts, " alias ".max_attempts, " \
+    alias ".last_error"
+// clang-format on

@@ -1,0 +1,53 @@
+// leases.cpp: lease recovery (see leases.hpp).
+#include "core/leases.hpp"
+
+#include "core/lifecycle.hpp"
+#include "core/spi.hpp"
+
+namespace pgjq {
+
+static SPIPlanPtr s_requeue_expired, s_spent_expired, s_next_expiry;
+
+// clang-format off
+static const plan_text k_requeue_expired = {
+    "WITH expired AS MATERIALIZED ("
+    "  SELECT id FROM pgjq.live_jobs"
+    "   WHERE status <> 'pending' AND lease_expires_at < now() AND attempts < max_attempts"
+    "   FOR UPDATE SKIP LOCKED)"
+    " UPDATE pgjq.live_jobs j SET status = 'pending', run_at = now(), worker_id = NULL, lease_expires_at = NULL,"
+    "   last_error = pg_catalog.format('lease expired: worker %s stopped reporting', j.worker_id)"
+    "  WHERE j.id = ANY (ARRAY(SELECT id FROM expired))",
+    0, {}};
+static const plan_text k_spent_expired = {
+    "SELECT coalesce(array_agg(id), '{}') FROM ("
+    "  SELECT id FROM pgjq.live_jobs"
+    "   WHERE status <> 'pending' AND lease_expires_at < now() AND attempts >= max_attempts"
+    "   FOR UPDATE SKIP LOCKED) AS spent",
+    0, {}};
+// Only future expiries: an expired lease that recovery skipped (its row is locked by a worker that is
+// finishing the job) must not make the worker spin; it is looked at again after pgjq.naptime.
+static const plan_text k_next_expiry = {
+    "SELECT min(lease_expires_at) FROM pgjq.live_jobs WHERE status <> 'pending' AND lease_expires_at > now()",
+    0, {}};
+// clang-format on
+
+int64 recover_expired_leases()
+{
+    uint64 requeued = run_plan(saved_plan(&s_requeue_expired, k_requeue_expired), nullptr, nullptr);
+    run_plan(saved_plan(&s_spent_expired, k_spent_expired), nullptr, nullptr);
+    bool isnull, found;
+    Datum spent = first_value(&isnull, &found);
+    uint64 failed = archive_jobs(spent, nullptr, "failed", nullptr,
+                                 "lease expired on the last attempt: the worker stopped reporting", nullptr);
+    return static_cast<int64>(requeued + failed);
+}
+
+TimestampTz next_lease_expiry()
+{
+    run_plan(saved_plan(&s_next_expiry, k_next_expiry), nullptr, nullptr);
+    bool isnull, found;
+    Datum value = first_value(&isnull, &found);
+    return (found && !isnull) ? DatumGetTimestampTz(value) : DT_NOEND;
+}
+
+}  // namespace pgjq

@@ -1,0 +1,189 @@
+// lifecycle.cpp: archive_jobs, completing held jobs and the job-id array helpers (see lifecycle.hpp). One
+// statement moves the jobs, records them as finished and updates the depth counters, so a batch costs
+// one round of executor work whatever its size.
+#include "core/lifecycle.hpp"
+
+#include "core/depth.hpp"
+#include "core/keep_completed_cache.hpp"
+#include "core/limits.hpp"
+#include "core/refusals.hpp"
+#include "core/spi.hpp"
+#include "maintenance/notification_relay.hpp"
+
+namespace pgjq {
+
+static SPIPlanPtr s_archive, s_archive_some_discarded;
+
+// clang-format off
+#define ARCHIVE_DELETE(extra_column)                                                                   \
+    "WITH done AS ("                                                                                   \
+    "  DELETE FROM pgjq.live_jobs"                                                                     \
+    "   WHERE id = ANY ($1) AND ($2::text IS NULL OR (worker_id = $2 AND status <> 'pending'))"        \
+    "  RETURNING *" extra_column "),"
+// $7: the worker of a job claimed in this transaction (claim_in_transaction), whose row still holds the
+// state it had before the claim: the history records that worker, this attempt and the claim's time.
+#define ARCHIVE_INSERT(condition)                                                                      \
+    " archived AS ("                                                                                   \
+    "  INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, result, run_at," \
+    "    unique_key, progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at,"        \
+    "    lease_expires_at, created_at, started_at, completed_at, failed_at, cancelled_at, finished_at,"  \
+    "    attempts, max_attempts, last_error)"                                                          \
+    "  SELECT id, queue_name, job_type, priority, $3::pgjq.job_status, payload, $4, run_at,"           \
+    "    unique_key, CASE WHEN $3 = 'completed' THEN 100 ELSE progress END, current_stage, events_count," \
+    "    coalesce($7, worker_id), CASE WHEN $7 IS NULL THEN claimed_at ELSE now() END,"                 \
+    "    CASE WHEN $7 IS NULL THEN heartbeat_at END, CASE WHEN $7 IS NULL THEN lease_expires_at END,"   \
+    "    created_at, CASE WHEN $7 IS NULL THEN started_at ELSE now() END,"                              \
+    "    CASE WHEN $3 = 'completed' THEN statement_timestamp() END,"                                    \
+    "    CASE WHEN $3 = 'failed' THEN statement_timestamp() END,"                                       \
+    "    CASE WHEN $3 = 'cancelled' THEN statement_timestamp() END, statement_timestamp(),"             \
+    "    attempts + CASE WHEN $7 IS NULL THEN 0 ELSE 1 END, max_attempts, coalesce($5, last_error)"     \
+    "  FROM done" condition "),"
+#define ARCHIVE_COUNT                                                                                  \
+    " counted AS ("                                                                                    \
+    "  UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - a.n"                                  \
+    "    FROM (SELECT queue_name, count(*) AS n FROM done GROUP BY queue_name) a"                      \
+    "   WHERE d.queue_name = a.queue_name AND d.slot = $6)"
+#define ARCHIVE_TYPES {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, INT2OID, TEXTOID, TEXTARRAYOID}
+
+static const plan_text k_archive = {
+    ARCHIVE_DELETE("") ARCHIVE_INSERT("") ARCHIVE_COUNT
+    " SELECT count(*), coalesce(array_agg(id), '{}') FROM done",
+    7, ARCHIVE_TYPES};
+// Completion while some queue has keep_completed = false: their jobs are deleted
+// without a history row, and their pgjq_job_finished notices are sent by archive_jobs, since no insert
+// into finished_jobs fires the trigger that sends them ($8: those queues).
+static const plan_text k_archive_some_discarded = {
+    ARCHIVE_DELETE(", queue_name <> ALL ($8) AS kept") ARCHIVE_INSERT(" WHERE kept") ARCHIVE_COUNT
+    " SELECT count(*), coalesce(array_agg(id), '{}'),"
+    "        array_agg(id) FILTER (WHERE NOT kept), array_agg(queue_name) FILTER (WHERE NOT kept) FROM done",
+    8, ARCHIVE_TYPES};
+// clang-format on
+
+// The finished notices of jobs deleted without a history row (see k_archive_some_discarded).
+static void announce_discarded(ArrayType* ids, ArrayType* queues, const char* status)
+{
+    Datum* queue_names;
+    bool* queue_nulls;
+    int n;
+    deconstruct_array(queues, TEXTOID, -1, false, TYPALIGN_INT, &queue_names, &queue_nulls, &n);
+    const int64* id_values = reinterpret_cast<const int64*>(ARR_DATA_PTR(ids));
+    for (int i = 0; i < n; i++)
+        announce_finished(id_values[i], TextDatumGetCString(queue_names[i]), status);
+}
+
+uint64 archive_jobs(Datum ids, const char* holder, const char* status, Jsonb* result, const char* last_error,
+                    Datum* moved, const char* claimed_here_by)
+{
+    Datum values[8] = {ids,
+                       holder ? CStringGetTextDatum(holder) : (Datum) 0,
+                       CStringGetTextDatum(status),
+                       result ? JsonbPGetDatum(result) : (Datum) 0,
+                       last_error ? CStringGetTextDatum(last_error) : (Datum) 0,
+                       Int16GetDatum(depth_slot()),
+                       claimed_here_by ? CStringGetTextDatum(claimed_here_by) : (Datum) 0,
+                       (Datum) 0};
+    char nulls[8] = {' ', holder ? ' ' : 'n',          ' ', result ? ' ' : 'n', last_error ? ' ' : 'n',
+                     ' ', claimed_here_by ? ' ' : 'n', ' '};
+    ArrayType* discarding = strcmp(status, "completed") == 0 ? queues_not_keeping_completed() : nullptr;
+    if (discarding) {
+        values[7] = PointerGetDatum(discarding);
+        run_plan(saved_plan(&s_archive_some_discarded, k_archive_some_discarded), values, nulls);
+    } else {
+        run_plan(saved_plan(&s_archive, k_archive), values, nulls);
+    }
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool isnull;
+    int64 count = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+    if (moved)
+        *moved = SPI_getbinval(row, desc, 2, &isnull);
+    bool none_discarded = true;
+    Datum discarded_ids = discarding ? SPI_getbinval(row, desc, 3, &none_discarded) : (Datum) 0;
+    if (!none_discarded)
+        announce_discarded(DatumGetArrayTypeP(discarded_ids), DatumGetArrayTypeP(SPI_getbinval(row, desc, 4, &isnull)),
+                           status);
+    return static_cast<uint64>(count);
+}
+
+Datum single_id_array(int64 id)
+{
+    return PointerGetDatum(job_id_array(&id, 1));
+}
+
+ArrayType* job_id_array(const int64* ids, int n)
+{
+    Datum* elements = static_cast<Datum*>(palloc(sizeof(Datum) * (n + 1)));
+    for (int i = 0; i < n; i++)
+        elements[i] = Int64GetDatum(ids[i]);
+    return construct_array(elements, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
+static int compare_job_ids(const void* a, const void* b)
+{
+    int64 x = *static_cast<const int64*>(a), y = *static_cast<const int64*>(b);
+    return (x > y) - (x < y);
+}
+
+void sort_job_ids(int64* ids, int n)
+{
+    qsort(ids, n, sizeof(int64), compare_job_ids);
+}
+
+bool sorted_ids_contain(const int64* sorted, int n, int64 id)
+{
+    return bsearch(&id, sorted, n, sizeof(int64), compare_job_ids) != nullptr;
+}
+
+int64* distinct_job_ids(ArrayType* ids, const char* arg_name, int* distinct)
+{
+    if (ARR_NDIM(ids) > 1)
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a one-dimensional array", arg_name)));
+    if (array_contains_nulls(ids))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not contain nulls", arg_name)));
+    int n = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+    if (n > k_max_batch_size)
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s has %d elements", arg_name, n),
+                 errdetail("At most %d jobs can be completed in one call.", k_max_batch_size)));
+    int64* sorted = static_cast<int64*>(palloc(sizeof(int64) * (n + 1)));
+    if (n > 0)
+        memcpy(sorted, ARR_DATA_PTR(ids), sizeof(int64) * n);
+    sort_job_ids(sorted, n);
+    *distinct = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || sorted[i] != sorted[i - 1])
+            sorted[(*distinct)++] = sorted[i];
+    return sorted;
+}
+
+int64 first_not_moved(ArrayType* ids, Datum moved)
+{
+    const int64* given = reinterpret_cast<const int64*>(ARR_DATA_PTR(ids));
+    int n = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+    ArrayType* moved_array = DatumGetArrayTypeP(moved);
+    int moved_n = ArrayGetNItems(ARR_NDIM(moved_array), ARR_DIMS(moved_array));
+    int64* done = static_cast<int64*>(palloc(sizeof(int64) * (moved_n + 1)));
+    if (moved_n > 0)
+        memcpy(done, ARR_DATA_PTR(moved_array), sizeof(int64) * moved_n);
+    sort_job_ids(done, moved_n);
+    for (int i = 0; i < n; i++)
+        if (!sorted_ids_contain(done, moved_n, given[i]))
+            return given[i];
+    return given[0];
+}
+
+int64 complete_held_jobs(ArrayType* ids, const char* worker_id, const char* arg_name)
+{
+    int distinct;
+    distinct_job_ids(ids, arg_name, &distinct);
+    if (distinct == 0)
+        return 0;
+    Datum moved;
+    uint64 count = archive_jobs(PointerGetDatum(ids), worker_id, "completed", nullptr, nullptr, &moved);
+    if (count < static_cast<uint64>(distinct))
+        raise_not_held(first_not_moved(ids, moved), worker_id);
+    return static_cast<int64>(count);
+}
+
+}  // namespace pgjq

@@ -1,0 +1,44 @@
+// limits.hpp: the domain's rules, each written once: the named limits, and the value checks that every
+// path applies (the SQL functions' arguments, INSERT INTO pgjq.jobs, alter_queue). A check raises an
+// ERROR whose message names the value, with a SQLSTATE callers can branch on (22023 for a value out of
+// range, 54000 for a payload over its limit, 42704 for an unknown queue).
+#pragma once
+
+#include "core/pg.hpp"
+
+namespace pgjq {
+
+// Queue names: 1 to 48 characters from a-z, 0-9, '_', '.', '-' (pgjq.queues' CHECK queue_name_format
+// says the same for direct writes).
+constexpr int k_queue_name_max = 48;
+// job_type, worker_id, unique_key, current_stage
+constexpr int k_max_name_bytes = 200;
+// Jobs per claim and per completion call.
+constexpr int k_max_batch_size = 10000;
+constexpr int32 k_min_priority = 0;
+constexpr int32 k_max_priority = 32767;
+constexpr int32 k_default_priority = 100;
+constexpr int32 k_min_attempts = 1;
+constexpr int32 k_max_attempts = 1000;
+// Counter rows per queue in pgjq.queue_depth (slots 0 to 15, created with the queue).
+constexpr int k_depth_slots = 16;
+
+void check_queue_name(const char* queue_name);
+void check_short_text(const char* value, const char* name);
+void check_int_range(int64 value, const char* name, int64 lo, int64 hi);
+void check_priority(int32 priority);
+void check_max_attempts(int32 max_attempts);
+void check_max_pending(int64 max_pending);
+void check_run_at(TimestampTz run_at);
+void check_json_size(const Jsonb* value, const char* name);
+// Zero or positive (allow_zero), or positive.
+void check_interval(const Interval* value, const char* name, bool allow_zero);
+
+// 42704, for every call that names a queue that does not exist.
+[[noreturn]] void raise_unknown_queue(const char* queue_name);
+
+// An interval's length in microseconds (a month counts 30 days, a day 24 hours).
+int64 interval_usecs(const Interval* value);
+Interval* interval_from_usecs(int64 usecs);
+
+}  // namespace pgjq

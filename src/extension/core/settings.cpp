@@ -1,0 +1,61 @@
+// settings.cpp: the definitions and values of every pgjq.* setting (see settings.hpp).
+#include "core/settings.hpp"
+
+#include "core/limits.hpp"
+
+namespace pgjq {
+
+int max_payload_bytes = 1024 * 1024;
+int forced_depth_slot = -1;
+int maintenance_naptime_ms = 5000;
+int launcher_naptime_s = 30;
+int prune_interval_s = 60;
+int prune_batch_size = 1000;
+int restart_delay_s = 1;
+char* served_databases = nullptr;
+
+static bool check_database_list(char** newval, void** extra, GucSource source)
+{
+    char* copy = pstrdup(*newval);
+    List* names = nullptr;
+    bool ok = SplitIdentifierString(copy, ',', &names);
+    list_free(names);
+    pfree(copy);
+    if (!ok)
+        GUC_check_errdetail("List syntax is invalid.");
+    return ok;
+}
+
+void define_settings()
+{
+    DefineCustomIntVariable("pgjq.max_payload_bytes",
+                            "Largest payload or result, in bytes, that pgjq accepts for one job.",
+                            "Larger values are rejected with SQLSTATE 54000.", &max_payload_bytes, 1024 * 1024, 1,
+                            256 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pgjq.depth_slot",
+                            "Counter slot of pgjq.queue_depth this session writes (-1: chosen by backend).",
+                            "For tests that need two sessions to share or not share a slot.", &forced_depth_slot, -1,
+                            -1, k_depth_slots - 1, PGC_USERSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pgjq.naptime", "Longest time a pgjq maintenance worker sleeps between two passes.",
+                            "Workers wake earlier for due jobs, expiring leases and pruning.", &maintenance_naptime_ms,
+                            5000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pgjq.launcher_naptime", "How often the pgjq launcher looks for databases to serve.",
+                            "Databases without the extension are checked again after this time.", &launcher_naptime_s,
+                            30, 1, 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pgjq.prune_interval", "How often pgjq maintenance workers delete finished jobs past their queue's retention.",
+        nullptr, &prune_interval_s, 60, 1, 7 * 24 * 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pgjq.prune_batch_size", "Finished jobs deleted per pruning transaction.", nullptr,
+                            &prune_batch_size, 1000, 1, 100000, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pgjq.restart_delay",
+                            "Delay before a pgjq background worker that exited with an error is started again.",
+                            "The launcher's own restart delay is the value read at server start.", &restart_delay_s, 1,
+                            1, 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomStringVariable("pgjq.databases",
+                               "Databases the pgjq launcher serves (comma-separated; empty: every database).",
+                               "Databases without the extension are skipped whatever this says.", &served_databases, "",
+                               PGC_SIGHUP, GUC_LIST_INPUT, check_database_list, nullptr, nullptr);
+    MarkGUCPrefixReserved("pgjq");
+}
+
+}  // namespace pgjq

@@ -1,0 +1,24 @@
+// settings.hpp: every pgjq.* setting (GUC), defined in one place. The README's settings tables document
+// them; the comments here say who reads each.
+#pragma once
+
+#include "core/pg.hpp"
+
+namespace pgjq {
+
+// Producers and workers
+extern int max_payload_bytes;  // pgjq.max_payload_bytes: largest payload or result of one job
+extern int forced_depth_slot;  // pgjq.depth_slot: the counter slot this session writes; -1 = by backend
+
+// The maintenance worker and its launcher (all reloadable)
+extern int maintenance_naptime_ms;  // pgjq.naptime: longest sleep of a database's maintenance worker
+extern int launcher_naptime_s;      // pgjq.launcher_naptime: how often the launcher rescans databases
+extern int prune_interval_s;        // pgjq.prune_interval: how often finished jobs are pruned
+extern int prune_batch_size;        // pgjq.prune_batch_size: rows deleted per prune transaction
+extern int restart_delay_s;         // pgjq.restart_delay: delay before a failed worker is started again
+extern char* served_databases;      // pgjq.databases: databases the launcher serves ("" = all)
+
+// _PG_init: defines every setting (PGC_POSTMASTER ones only exist with preload; pgjq has none yet).
+void define_settings();
+
+}  // namespace pgjq

@@ -1,0 +1,28 @@
+// spi.hpp: saved SPI plans, prepared once per backend on first use, and small execution helpers.
+//
+// Each SQL group keeps its statements next to its logic and asks for them through saved_plan(). The
+// SQL functions run with search_path pinned to pg_catalog, so every statement schema-qualifies pgjq's
+// objects and the plans never need re-planning because of a caller's search_path.
+#pragma once
+
+#include "core/pg.hpp"
+
+namespace pgjq {
+
+struct plan_text {
+    const char* sql;
+    int nargs;
+    Oid argtypes[10];
+};
+
+// Returns the kept plan for `text`, preparing it on first use. `slot` is the caller's static cache.
+SPIPlanPtr saved_plan(SPIPlanPtr* slot, const plan_text& text);
+
+// Runs a saved plan (not read-only: each statement takes a fresh snapshot under READ COMMITTED) and
+// returns the number of rows processed. Errors other than ereport ones are turned into an ERROR.
+uint64 run_plan(SPIPlanPtr plan, const Datum* values, const char* nulls, long max_rows = 0);
+
+// First column of the first result row, or `found = false` when there is none.
+Datum first_value(bool* isnull, bool* found);
+
+}  // namespace pgjq

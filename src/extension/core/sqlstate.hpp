@@ -1,0 +1,12 @@
+// sqlstate.hpp: pgjq's own SQLSTATEs (class PJ), the codes callers branch on. Documented in README.md.
+#pragma once
+
+#include "core/pg.hpp"
+
+// The queue already holds max_pending unfinished jobs.
+#define PGJQ_ERRCODE_QUEUE_FULL MAKE_SQLSTATE('P', 'J', '0', '0', '1')
+// The calling worker does not hold the job (never claimed it, or its lease expired and the job was
+// recovered or handed to another worker). The job is left untouched.
+#define PGJQ_ERRCODE_NOT_LEASE_HOLDER MAKE_SQLSTATE('P', 'J', '0', '0', '2')
+// The job the calling worker held was cancelled; the worker should stop working on it.
+#define PGJQ_ERRCODE_JOB_CANCELLED MAKE_SQLSTATE('P', 'J', '0', '0', '3')

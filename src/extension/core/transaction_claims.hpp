@@ -1,0 +1,27 @@
+// transaction_claims.hpp: which jobs the current transaction claimed with claim_in_transaction, and which
+// of them it has already reported (completed or failed). A job claimed that way is held by the
+// transaction's row lock alone, so nothing in the database says who holds it: this backend-local record
+// is what lets complete_in_transaction and fail_in_transaction refuse a job the transaction does not hold.
+// It follows subtransactions: a claim or a report made in a subtransaction that rolls back is forgotten,
+// as the row lock or the row change that went with it is.
+#pragma once
+
+#include "core/pg.hpp"
+
+namespace pgjq {
+
+// Records that this transaction has just locked job `id` for `worker_id`.
+void remember_claimed_here(int64 id, const char* worker_id);
+
+enum class claim_here_state { not_claimed, other_worker, already_reported, held };
+
+// What this transaction may do with job `id` as `worker_id`.
+claim_here_state claimed_here(int64 id, const char* worker_id);
+
+// Marks job `id` as completed or failed by this transaction (it must be held).
+void mark_reported_here(int64 id);
+
+// The ids this transaction claimed, reported or not, as an int8[] ('{}' when none).
+ArrayType* ids_claimed_here();
+
+}  // namespace pgjq

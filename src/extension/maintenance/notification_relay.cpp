@@ -1,0 +1,435 @@
+// notification_relay.cpp: the notification relay (see notification_relay.hpp).
+//
+// A transaction keeps its events in TopTransactionContext, labelled with the subtransaction that made
+// them, so that an aborted subtransaction drops its own. At commit, when the jobs are visible, the events
+// are copied into the database's ring in shared memory and the serving worker's latch is set; a rolled
+// back transaction tells nobody. Whether a transaction relays or notifies itself is decided at its first
+// event, once, from whether a live worker holds the database's ring.
+#include "maintenance/notification_relay.hpp"
+
+#include "maintenance/duty.hpp"
+
+namespace {
+
+using namespace pgjq;
+
+constexpr int k_queue_len = 49;        // queue names are at most 48 bytes
+constexpr int k_ring_queues = 32;      // more distinct queues than this in one delivery: announce all
+constexpr int k_ring_finished = 4096;  // finished jobs waiting for the worker; beyond: overflow notice
+
+struct finished_event {
+    int64 id;
+    char status[12];
+    char queue[k_queue_len];
+};
+
+struct relay_ring {
+    Oid dboid;     // the database this ring serves; kept when its worker exits, for the next one
+    Latch* latch;  // the serving worker's latch; nullptr while no worker runs
+    int nqueues;
+    bool all_queues;  // more queues than fit: the worker announces every queue
+    char queues[k_ring_queues][k_queue_len];
+    int head;  // oldest finished event
+    int count;
+    bool finished_overflow;  // finished events were dropped: waiters are told to look again
+    finished_event finished[k_ring_finished];
+};
+
+struct relay_shared {
+    int nrings;
+    relay_ring rings[FLEXIBLE_ARRAY_MEMBER];
+};
+
+relay_shared* s_relay = nullptr;
+LWLockPadded* s_locks = nullptr;      // one per ring
+relay_ring* s_worker_ring = nullptr;  // the ring this process serves (maintenance worker only)
+
+int ring_count()
+{
+    return max_worker_processes > 0 ? max_worker_processes : 1;
+}
+
+LWLock* ring_lock(const relay_ring* ring)
+{
+    return &s_locks[ring - s_relay->rings].lock;
+}
+
+// Per-transaction state --------------------------------------------------------------------------------
+
+enum class mode { undecided, relay, direct };
+
+struct queue_event {
+    SubTransactionId subid;
+    char queue[k_queue_len];
+};
+
+struct local_finished {
+    SubTransactionId subid;
+    finished_event event;
+};
+
+mode s_mode = mode::undecided;
+relay_ring* s_ring = nullptr;
+queue_event* s_queues = nullptr;
+int s_nqueues = 0, s_queue_cap = 0;
+local_finished* s_finished = nullptr;
+int s_nfinished = 0, s_finished_cap = 0;
+
+void reset_transaction_state()
+{
+    s_mode = mode::undecided;
+    s_ring = nullptr;
+    s_queues = nullptr;  // memory belongs to TopTransactionContext
+    s_nqueues = s_queue_cap = 0;
+    s_finished = nullptr;
+    s_nfinished = s_finished_cap = 0;
+}
+
+// The ring of this database if a worker serves it now, else nullptr.
+relay_ring* live_ring(Oid dboid)
+{
+    if (s_relay == nullptr)
+        return nullptr;
+    for (int i = 0; i < s_relay->nrings; i++) {
+        relay_ring* ring = &s_relay->rings[i];
+        LWLockAcquire(ring_lock(ring), LW_SHARED);
+        bool serves = ring->dboid == dboid && ring->latch != nullptr;
+        LWLockRelease(ring_lock(ring));
+        if (serves)
+            return ring;
+    }
+    return nullptr;
+}
+
+mode transaction_mode()
+{
+    if (s_mode == mode::undecided) {
+        s_ring = live_ring(MyDatabaseId);
+        s_mode = s_ring ? mode::relay : mode::direct;
+    }
+    return s_mode;
+}
+
+template <typename T>
+T* grow(T* items, int* cap)
+{
+    int new_cap = *cap == 0 ? 16 : *cap * 2;
+    T* grown = items == nullptr ? static_cast<T*>(MemoryContextAlloc(TopTransactionContext, sizeof(T) * new_cap))
+                                : static_cast<T*>(repalloc(items, sizeof(T) * new_cap));
+    *cap = new_cap;
+    return grown;
+}
+
+// The queues already notified directly in this (sub)transaction: Async_Notify would de-duplicate too,
+// but only after building the notification; this keeps a 1000-row batch at one call.
+constexpr int k_direct_remembered = 8;
+LocalTransactionId s_direct_lxid = InvalidLocalTransactionId;
+SubTransactionId s_direct_subxid = InvalidSubTransactionId;
+int s_direct_count = 0;
+char s_direct_queues[k_direct_remembered][k_queue_len];
+
+bool direct_already_notified(const char* queue_name)
+{
+#if PG_VERSION_NUM >= 170000
+    LocalTransactionId lxid = MyProc->vxid.lxid;
+#else
+    LocalTransactionId lxid = MyProc->lxid;
+#endif
+    SubTransactionId subxid = GetCurrentSubTransactionId();
+    if (lxid != s_direct_lxid || subxid != s_direct_subxid) {
+        s_direct_lxid = lxid;
+        s_direct_subxid = subxid;
+        s_direct_count = 0;
+    }
+    for (int i = 0; i < s_direct_count; i++)
+        if (strcmp(s_direct_queues[i], queue_name) == 0)
+            return true;
+    if (s_direct_count < k_direct_remembered)
+        strlcpy(s_direct_queues[s_direct_count++], queue_name, k_queue_len);
+    return false;
+}
+
+char* finished_payload(const finished_event& e)
+{
+    return psprintf("{\"id\":%lld,\"queue\":\"%s\",\"status\":\"%s\"}", (long long) e.id, e.queue, e.status);
+}
+
+// Commit: copy the events into the ring and wake the worker. Runs after the commit is visible, where an
+// ERROR is not allowed: nothing here raises.
+void hand_over()
+{
+    relay_ring* ring = s_ring;
+    LWLockAcquire(ring_lock(ring), LW_EXCLUSIVE);
+    Latch* latch = ring->latch;
+    if (ring->dboid == MyDatabaseId) {
+        for (int i = 0; i < s_nqueues; i++) {
+            bool known = ring->all_queues;
+            for (int j = 0; !known && j < ring->nqueues; j++)
+                known = strcmp(ring->queues[j], s_queues[i].queue) == 0;
+            if (known)
+                continue;
+            if (ring->nqueues < k_ring_queues)
+                strlcpy(ring->queues[ring->nqueues++], s_queues[i].queue, k_queue_len);
+            else
+                ring->all_queues = true;
+        }
+        for (int i = 0; i < s_nfinished; i++) {
+            if (ring->count == k_ring_finished) {
+                ring->finished_overflow = true;
+                break;
+            }
+            ring->finished[(ring->head + ring->count) % k_ring_finished] = s_finished[i].event;
+            ring->count++;
+        }
+    }
+    LWLockRelease(ring_lock(ring));
+    // A worker that exited since this transaction chose to relay gets the events when it comes back.
+    if (latch != nullptr)
+        SetLatch(latch);
+}
+
+void relay_xact_callback(XactEvent event, void* arg)
+{
+    switch (event) {
+    case XACT_EVENT_PRE_PREPARE:
+        // Like NOTIFY itself: a prepared transaction may commit in another session, after the relay
+        // could have delivered anything.
+        if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0))
+            ereport(ERROR,
+                    (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                     errmsg("cannot PREPARE a transaction that enqueued or finished pgjq jobs")));
+        break;
+    case XACT_EVENT_COMMIT:
+        if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0))
+            hand_over();
+        reset_transaction_state();
+        break;
+    case XACT_EVENT_ABORT:
+    case XACT_EVENT_PREPARE:
+        reset_transaction_state();
+        break;
+    default:
+        break;
+    }
+}
+
+// A subtransaction's events become its parent's when it commits, and go when it aborts. Subtransaction
+// ids grow, so an aborting one drops every event labelled with its id or a later one (its children's,
+// already relabelled to it when they committed).
+void relay_subxact_callback(SubXactEvent event, SubTransactionId subid, SubTransactionId parent, void* arg)
+{
+    if (s_mode != mode::relay)
+        return;
+    if (event == SUBXACT_EVENT_COMMIT_SUB) {
+        for (int i = 0; i < s_nqueues; i++)
+            if (s_queues[i].subid == subid)
+                s_queues[i].subid = parent;
+        for (int i = 0; i < s_nfinished; i++)
+            if (s_finished[i].subid == subid)
+                s_finished[i].subid = parent;
+    } else if (event == SUBXACT_EVENT_ABORT_SUB) {
+        int kept = 0;
+        for (int i = 0; i < s_nqueues; i++)
+            if (s_queues[i].subid < subid)
+                s_queues[kept++] = s_queues[i];
+        s_nqueues = kept;
+        kept = 0;
+        for (int i = 0; i < s_nfinished; i++)
+            if (s_finished[i].subid < subid)
+                s_finished[kept++] = s_finished[i];
+        s_nfinished = kept;
+    }
+}
+
+}  // namespace
+
+namespace pgjq {
+
+void announce_new_jobs(const char* queue_name)
+{
+    if (transaction_mode() == mode::direct) {
+        if (!direct_already_notified(queue_name))
+            Async_Notify(k_new_job_channel, queue_name);
+        return;
+    }
+    for (int i = 0; i < s_nqueues; i++)
+        if (strcmp(s_queues[i].queue, queue_name) == 0)
+            return;  // recorded by this (sub)transaction or one of its still-open ancestors
+    if (s_nqueues == s_queue_cap)
+        s_queues = grow(s_queues, &s_queue_cap);
+    s_queues[s_nqueues].subid = GetCurrentSubTransactionId();
+    strlcpy(s_queues[s_nqueues].queue, queue_name, k_queue_len);
+    s_nqueues++;
+}
+
+void announce_finished(int64 job_id, const char* queue_name, const char* status)
+{
+    finished_event e;
+    e.id = job_id;
+    strlcpy(e.status, status, sizeof e.status);
+    strlcpy(e.queue, queue_name, sizeof e.queue);
+    if (transaction_mode() == mode::direct) {
+        Async_Notify(k_finished_channel, finished_payload(e));
+        return;
+    }
+    if (s_nfinished == s_finished_cap)
+        s_finished = grow(s_finished, &s_finished_cap);
+    s_finished[s_nfinished].subid = GetCurrentSubTransactionId();
+    s_finished[s_nfinished].event = e;
+    s_nfinished++;
+}
+
+void relay_attach(Oid dboid)
+{
+    if (s_relay == nullptr)
+        return;
+    relay_ring* chosen = nullptr;
+    for (int i = 0; i < s_relay->nrings && chosen == nullptr; i++) {
+        relay_ring* ring = &s_relay->rings[i];
+        LWLockAcquire(ring_lock(ring), LW_EXCLUSIVE);
+        if (ring->dboid == dboid) {
+            ring->latch = MyLatch;
+            chosen = ring;
+        }
+        LWLockRelease(ring_lock(ring));
+    }
+    // A free ring, or else one whose worker is gone (a dropped database's): its leftovers are dropped.
+    for (int pass = 0; pass < 2 && chosen == nullptr; pass++)
+        for (int i = 0; i < s_relay->nrings && chosen == nullptr; i++) {
+            relay_ring* ring = &s_relay->rings[i];
+            LWLockAcquire(ring_lock(ring), LW_EXCLUSIVE);
+            if (pass == 0 ? !OidIsValid(ring->dboid) : ring->latch == nullptr) {
+                memset(ring, 0, offsetof(relay_ring, finished));
+                ring->dboid = dboid;
+                ring->latch = MyLatch;
+                chosen = ring;
+            }
+            LWLockRelease(ring_lock(ring));
+        }
+    s_worker_ring = chosen;
+    if (chosen != nullptr)
+        before_shmem_exit(
+            [](int, Datum) {
+                LWLockAcquire(ring_lock(s_worker_ring), LW_EXCLUSIVE);
+                s_worker_ring->latch = nullptr;
+                LWLockRelease(ring_lock(s_worker_ring));
+            },
+            (Datum) 0);
+}
+
+// The worker's side: sends the NOTIFYs waiting in its ring in one transaction of its own (the caller
+// holds none). Returns how many notifications were sent.
+static int64 relay_deliver()
+{
+    relay_ring* ring = s_worker_ring;
+    if (ring == nullptr)
+        return 0;
+    MemoryContext caller = CurrentMemoryContext;
+
+    // Take everything waiting, then notify without holding the lock.
+    LWLockAcquire(ring_lock(ring), LW_EXCLUSIVE);
+    int nqueues = ring->nqueues, count = ring->count;
+    bool all_queues = ring->all_queues, overflow = ring->finished_overflow;
+    if (nqueues == 0 && count == 0 && !all_queues && !overflow) {
+        LWLockRelease(ring_lock(ring));
+        return 0;
+    }
+    auto* queues = static_cast<char(*)[k_queue_len]>(palloc(sizeof(char[k_queue_len]) * (nqueues + 1)));
+    memcpy(queues, ring->queues, sizeof(char[k_queue_len]) * nqueues);
+    auto* finished = static_cast<finished_event*>(palloc(sizeof(finished_event) * (count + 1)));
+    for (int i = 0; i < count; i++)
+        finished[i] = ring->finished[(ring->head + i) % k_ring_finished];
+    ring->nqueues = 0;
+    ring->all_queues = false;
+    ring->head = ring->count = 0;
+    ring->finished_overflow = false;
+    LWLockRelease(ring_lock(ring));
+
+    int64 sent = 0;
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    debug_query_string = "pgjq maintenance: relaying notifications";
+    pgstat_report_activity(STATE_RUNNING, debug_query_string);
+    if (all_queues) {
+        SPI_connect();
+        PushActiveSnapshot(GetTransactionSnapshot());
+        if (SPI_execute("SELECT queue_name FROM pgjq.queues", true, 0) == SPI_OK_SELECT)
+            for (uint64 i = 0; i < SPI_processed; i++) {
+                char* name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+                if (name != nullptr) {
+                    Async_Notify(k_new_job_channel, name);
+                    sent++;
+                }
+            }
+        PopActiveSnapshot();
+        SPI_finish();
+    } else {
+        for (int i = 0; i < nqueues; i++, sent++)
+            Async_Notify(k_new_job_channel, queues[i]);
+    }
+    for (int i = 0; i < count; i++, sent++)
+        Async_Notify(k_finished_channel, finished_payload(finished[i]));
+    if (overflow) {
+        Async_Notify(k_finished_channel, "{\"overflow\":true}");
+        sent++;
+    }
+    CommitTransactionCommand();
+    MemoryContextSwitchTo(caller);
+    debug_query_string = nullptr;
+    pgstat_report_activity(STATE_IDLE, nullptr);
+    return sent;
+}
+
+Size relay_shmem_size()
+{
+    return add_size(offsetof(relay_shared, rings), mul_size(sizeof(relay_ring), ring_count()));
+}
+
+void relay_shmem_request()
+{
+    RequestAddinShmemSpace(relay_shmem_size());
+    RequestNamedLWLockTranche("pgjq relay", ring_count());
+}
+
+void relay_shmem_startup()
+{
+    bool found;
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    s_relay = static_cast<relay_shared*>(ShmemInitStruct("pgjq notification relay", relay_shmem_size(), &found));
+    if (!found) {
+        memset(s_relay, 0, relay_shmem_size());
+        s_relay->nrings = ring_count();
+    }
+    s_locks = GetNamedLWLockTranche("pgjq relay");
+    LWLockRelease(AddinShmemInitLock);
+}
+
+void register_relay_callbacks()
+{
+    RegisterXactCallback(relay_xact_callback, nullptr);
+    RegisterSubXactCallback(relay_subxact_callback, nullptr);
+}
+
+}  // namespace pgjq
+
+namespace {
+
+using namespace pgjq;
+
+// Runs at every wake-up (a committing transaction sets the latch when it hands over); nothing timed.
+duty_outcome run(maintenance_round& round)
+{
+    int64 sent = relay_deliver();
+    if (sent > 0)
+        round.jobs_moved = true;  // the notices say that jobs were enqueued or finished
+    return {DT_NOEND, sent};
+}
+
+bool woken(const maintenance_round&)
+{
+    return s_worker_ring != nullptr;
+}
+
+}  // namespace
+
+extern const pgjq::duty k_notification_relay_duty = {"notification_relay", run, woken};

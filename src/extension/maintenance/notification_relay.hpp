@@ -1,0 +1,35 @@
+// notification_relay.hpp: NOTIFY without serializing commits.
+//
+// PostgreSQL lets one notifying transaction commit at a time: PreCommit_Notify takes a cluster-wide
+// lock and keeps it until the commit record is flushed, so producers and workers that NOTIFY lose group
+// commit (measured: 13.9k -> 5.9k commits/s with 4 clients). With the relay, a transaction records its
+// events (queues with new runnable jobs, finished jobs) and, once committed, hands them to its
+// database's maintenance worker through shared memory; the worker sends the NOTIFYs in a transaction of
+// its own, many at a time. Channels and payloads are the same as when a transaction notifies itself,
+// which it still does when no worker serves its database or pgjq was not preloaded (the relay's memory
+// is reserved at server start).
+#pragma once
+
+#include "core/pg.hpp"
+
+namespace pgjq {
+
+constexpr const char* k_new_job_channel = "pgjq_new_job";
+constexpr const char* k_finished_channel = "pgjq_job_finished";
+
+// Records that runnable jobs appeared in `queue_name` / that a job finished, for this transaction:
+// relayed after commit when a worker serves the database, notified directly otherwise.
+void announce_new_jobs(const char* queue_name);
+void announce_finished(int64 job_id, const char* queue_name, const char* status);
+
+// The worker claims its database's ring once the extension is there (so that backends relay to it) and
+// keeps it; its notification_relay duty (duties.cpp) sends what the ring holds.
+void relay_attach(Oid dboid);
+
+// Shared memory (preload only) and the transaction callbacks.
+Size relay_shmem_size();
+void relay_shmem_request();
+void relay_shmem_startup();
+void register_relay_callbacks();
+
+}  // namespace pgjq

@@ -1,0 +1,47 @@
+// prune.cpp: the duty that deletes finished jobs (completed, failed, cancelled) older than their queue's
+// retention, every pgjq.prune_interval, in transactions of at most pgjq.prune_batch_size rows that take
+// their row locks with SKIP LOCKED, so that pruning never holds long locks.
+#include "core/settings.hpp"
+#include "core/spi.hpp"
+#include "maintenance/duty.hpp"
+
+namespace {
+
+using namespace pgjq;
+
+constexpr int k_max_batches_per_run = 20;  // then the duty yields to the others and runs again at once
+
+SPIPlanPtr s_prune;
+
+// clang-format off
+// Any row past its queue's retention is older than the shortest retention: that bound lets the BRIN
+// index on finished_at skip the recent part of the table.
+const plan_text k_prune = {
+    "WITH doomed AS MATERIALIZED ("
+    "  SELECT f.id FROM pgjq.finished_jobs f JOIN pgjq.queues q ON q.queue_name = f.queue_name"
+    "   WHERE f.finished_at < (SELECT now() - min(retention) FROM pgjq.queues)"
+    "     AND f.finished_at < now() - q.retention"
+    "   LIMIT $1 FOR UPDATE OF f SKIP LOCKED)"
+    " DELETE FROM pgjq.finished_jobs f WHERE f.id = ANY (ARRAY(SELECT id FROM doomed))",
+    1, {INT4OID}};
+// clang-format on
+
+duty_outcome run(maintenance_round& round)
+{
+    int64 pruned = 0;
+    for (int batch = 0; batch < k_max_batches_per_run; batch++) {
+        CHECK_FOR_INTERRUPTS();
+        begin_duty_transaction("pgjq maintenance: pruning finished jobs");
+        Datum values[1] = {Int32GetDatum(prune_batch_size)};
+        uint64 deleted = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
+        commit_duty_transaction();
+        pruned += static_cast<int64>(deleted);
+        if (deleted < static_cast<uint64>(prune_batch_size))
+            return {TimestampTzPlusMilliseconds(round.now, prune_interval_s * 1000L), pruned};
+    }
+    return {GetCurrentTimestamp(), pruned};  // more to prune
+}
+
+}  // namespace
+
+extern const pgjq::duty k_prune_duty = {"prune", run, nullptr};

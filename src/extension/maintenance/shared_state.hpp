@@ -1,0 +1,82 @@
+// shared_state.hpp: the maintenance workers' shared memory. One slot per database records which process
+// serves it (so no two workers ever do one database's work, whoever started them: the launcher or
+// pgjq.start_worker()), its latch (so backends can wake it early) and what each of its duties has done
+// (pgjq.worker_status()). With preload the space is reserved at server start; without it the same struct
+// is created on first use from the spare shared memory PostgreSQL keeps for add-ins, as contrib/pg_prewarm's
+// autoprewarm does.
+#pragma once
+
+#include "core/pg.hpp"
+
+namespace pgjq {
+
+constexpr int k_error_len = 256;
+constexpr int k_max_duties = 8;  // room in each slot for the duties of maintenance/duties.cpp
+
+// What one duty of one database's maintenance worker has done (maintenance/duty.hpp).
+struct duty_stats {
+    int64 runs;  // successful runs
+    int64 done;  // what they handled: jobs recovered, notified, pruned; notices relayed; vacuums
+    int64 errors;
+    int32 failures_in_row;  // consecutive failed runs: the backoff doubles with each
+    TimestampTz last_run;   // end of the last successful run
+    TimestampTz next_run;   // when it runs next on its own (DT_NOEND: only when woken)
+    TimestampTz retry_at;   // after a failure: not before this time
+    TimestampTz last_error_at;
+    char last_error[k_error_len];
+};
+
+struct db_slot {
+    Oid dboid;         // InvalidOid: free
+    pid_t pid;         // serving process, 0 when none
+    Latch* latch;      // its latch, for early wake-ups
+    bool disabled;     // pgjq.stop_worker(): the launcher leaves this database alone
+    bool by_launcher;  // started by the launcher (obeys pgjq.databases)
+    TimestampTz started_at;
+    TimestampTz exited_at;     // last exit of a worker for this database
+    TimestampTz absent_at;     // last time a worker found the extension missing
+    bool absent;               // the last worker exited because the extension is not installed
+    TimestampTz last_run;      // end of the last round of duties
+    TimestampTz next_wake;     // when the worker plans to wake next; 0 while a round runs
+    TimestampTz reported_due;  // earliest due time backends reported since the last look; 0 = none
+    uint32 generation;         // bumped by each pgjq.start_worker(); older registrations exit when revived
+    uint32 terminated_gen;     // generation whose worker was stopped by SIGTERM: the postmaster must not revive it
+    int64 rounds;
+    int64 errors;  // errors outside the duties (the worker's own checks)
+    TimestampTz last_error_at;
+    char last_error[k_error_len];
+    duty_stats duties[k_max_duties];  // in the order of the table in maintenance/duties.cpp
+    char datname[NAMEDATALEN];
+};
+
+struct worker_shared {
+    slock_t mutex;  // protects everything below; held only for loads and stores, no system calls
+    pid_t launcher_pid;
+    Latch* launcher_latch;
+    TimestampTz launcher_started_at;
+    TimestampTz launcher_last_run;
+    int nslots;
+    db_slot slots[FLEXIBLE_ARRAY_MEMBER];
+};
+
+Size worker_shmem_size();
+// Attaches to (creating if needed) the shared state. Raises an ERROR when there is no room.
+worker_shared* worker_state();
+// The shared state if this backend is already attached or preload reserved it, else nullptr; never raises.
+worker_shared* worker_state_if_attached();
+// worker_state(), but nullptr instead of an ERROR when there is no room.
+worker_shared* worker_state_no_error();
+void worker_shmem_startup();
+
+// With the mutex held: the slot of `dboid`, or nullptr.
+db_slot* find_slot(worker_shared* state, Oid dboid);
+// With the mutex held: the slot of `dboid`, taking a free (or the longest idle) one. nullptr if all are busy.
+db_slot* find_or_add_slot(worker_shared* state, Oid dboid);
+
+// Is a process with this pid alive? (A signal-0 kill: never call it with the mutex held.)
+bool process_alive(pid_t pid);
+
+// Is `datname` in pgjq.databases (always true when the setting is empty)?
+bool database_allowed(const char* datname);
+
+}  // namespace pgjq

@@ -1,6 +1,7 @@
 # pgjq: PGXS builds the server extension (pgjq.so); plain rules build the C++ client, the demo and tests.
-# `make installcheck` runs the regression and isolation suites against a temporary instance built from the
-# staged install (scripts/stage.sh), so no server has to be running and nothing has to be installed system-wide.
+# `make installcheck` runs the regression, isolation and TAP suites against the staged install
+# (scripts/stage.sh): temporary instances, so no server has to be running and nothing has to be installed
+# system-wide. scripts/test.sh runs them and the client's suites.
 
 EXTENSION  = pgjq
 MODULE_big = pgjq
@@ -35,6 +36,13 @@ ISOLATION      = $(basename $(notdir $(sort $(wildcard tests/isolation/specs/*.s
 ISOLATION_OPTS = --bindir=$(STAGE_BIN) --temp-instance=$(TEST_OUT)/isolation-instance \
                  --temp-config=$(CURDIR)/tests/regress.conf --outputdir=$(TEST_OUT)/isolation \
                  --inputdir=$(CURDIR)/tests/isolation --load-extension=pgjq
+# TAP (tests/t/*.pl, PostgreSQL::Test::Cluster): prove finds the server on PATH, which installcheck points
+# at the staged tree; the tests that need a LISTEN-only worker run the helper built first.
+TAP_TESTS    = 1
+PROVE_TESTS ?= $(sort $(wildcard tests/t/*.pl))
+TAP_HELPER   = $(CURDIR)/build/tap/pgjq_listen
+REGRESS_PREP = $(TAP_HELPER)
+export PGJQ_LISTEN = $(TAP_HELPER)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -45,6 +53,12 @@ ifndef PGJQ_EXTENSION_ONLY
 -include src/client/client.mk
 -include src/bench/bench.mk
 endif
+
+installcheck: bindir = $(STAGE_BIN)
+
+$(TAP_HELPER): tests/t/helpers/pgjq_listen.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -o $@ $< -I$(shell $(PG_CONFIG) --includedir) -L$(shell $(PG_CONFIG) --libdir) -lpq
 
 .PHONY: stage test demo bench
 stage: all

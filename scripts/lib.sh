@@ -2,7 +2,7 @@
 # Sourced, never run. Everything here is idempotent.
 
 PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-15 postgresql-server-dev-15 libpq-dev
-               libboost-test-dev nlohmann-json3-dev libipc-run-perl cmake binutils)
+               libboost-test-dev nlohmann-json3-dev libipc-run-perl cmake binutils clang-format)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the background-worker TAP tests (tests/t/*.pl) with prove against the staged install; each test
-# makes its own throwaway clusters with PostgreSQL::Test::Cluster. PostgreSQL refuses to run as root,
-# so as root this re-executes itself as the postgres user in a copy of the tree (scripts/lib.sh).
+# Runs the TAP tests (tests/t/*.pl: the maintenance worker, crashes, upgrades, dump and restore) with
+# `make installcheck` against the staged install; each test makes its own throwaway clusters with
+# PostgreSQL::Test::Cluster. PostgreSQL refuses to run as root, so as root this re-executes itself as the
+# postgres user in a copy of the tree (scripts/lib.sh).
 #   PROVE_TESTS="tests/t/002_crash_restart.pl" bash scripts/tap_tests.sh    one test
 #   PROVE_FLAGS="--verbose" bash scripts/tap_tests.sh                        more output
 set -euo pipefail
@@ -10,25 +11,11 @@ source scripts/lib.sh
 reexec_unprivileged tap_tests.sh "$@"
 ensure_packages
 
-bin=$(bash scripts/stage.sh | tail -n 1)
-pgxs_src=$(dirname "$(dirname "$(pg_config --pgxs)")")      # .../lib/pgxs/src
-out=$PWD/build/tap
-rm -rf "$out/tmp_check"
-mkdir -p "$out"
-
-# A worker that only LISTENs (never polls), for the due-job tests.
-cc -O2 -Wall -o "$out/pgjq_listen" tests/t/helpers/pgjq_listen.c \
-   -I"$(pg_config --includedir)" -L"$(pg_config --libdir)" -lpq
-
-export PATH="$bin:$PATH"
-export PERL5LIB="$pgxs_src/test/perl:$PWD/tests/t${PERL5LIB:+:$PERL5LIB}"
-export PG_REGRESS="$pgxs_src/test/regress/pg_regress"
-export TESTDIR=$out
-export PGJQ_LISTEN=$out/pgjq_listen
+bash scripts/stage.sh >/dev/null
 unset PGHOST PGPORT PGDATABASE PGUSER PGSERVICE
-
-# shellcheck disable=SC2086
-if ! prove ${PROVE_FLAGS:---timer} ${PROVE_TESTS:-tests/t/*.pl}; then
-  log "TAP tests failed; server and test logs are in $out/tmp_check/log"
+args=(PGJQ_EXTENSION_ONLY=1 REGRESS= ISOLATION= "PROVE_FLAGS=${PROVE_FLAGS:---timer}")
+[ -n "${PROVE_TESTS:-}" ] && args+=("PROVE_TESTS=$PROVE_TESTS")
+if ! make -s installcheck "${args[@]}"; then
+  log "TAP tests failed; server and test logs are in $PWD/tmp_check/log"
   exit 1
 fi

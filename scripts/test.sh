@@ -21,12 +21,13 @@ run_suite() {
   log "suite: $name"
   if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
 }
+run_suite "formatting (clang-format)" bash scripts/format.sh --check
 run_suite "regression (pg_regress)" \
-  bash -c 'make -s installcheck PGJQ_EXTENSION_ONLY=1 ISOLATION= || { for f in build/test-output/regress/regression.diffs; do [ -s "$f" ] && head -n 300 "$f"; done; exit 1; }'
+  bash -c 'make -s installcheck PGJQ_EXTENSION_ONLY=1 ISOLATION= TAP_TESTS= || { for f in build/test-output/regress/regression.diffs; do [ -s "$f" ] && head -n 300 "$f"; done; exit 1; }'
 run_suite "isolation (concurrency specs)" \
-  bash -c 'make -s installcheck PGJQ_EXTENSION_ONLY=1 REGRESS= || { for f in build/test-output/isolation/regression.diffs; do [ -s "$f" ] && head -n 300 "$f"; done; exit 1; }'
-[ -f scripts/tap_tests.sh ] && run_suite "TAP (background worker, crashes)" bash scripts/tap_tests.sh
-[ -f scripts/client_tests.sh ] && run_suite "client (Boost.Test)" bash scripts/client_tests.sh
+  bash -c 'make -s installcheck PGJQ_EXTENSION_ONLY=1 REGRESS= TAP_TESTS= || { for f in build/test-output/isolation/regression.diffs; do [ -s "$f" ] && head -n 300 "$f"; done; exit 1; }'
+run_suite "TAP (maintenance worker, crashes, upgrades)" bash scripts/tap_tests.sh
+run_suite "client (Boost.Test)" bash scripts/client_tests.sh
 run_suite "client package (pkg-config, CMake, exports)" bash scripts/package_tests.sh
 
 echo

@@ -107,13 +107,13 @@ void run_threads(int n, const std::function<void(int)> &fn);
 // One measured figure of one system, as the report prints it.
 struct figure
 {
-  std::string id;        // stable key, e.g. "drain_b10"
-  std::string label;     // what the table row says
-  std::string unit;      // "jobs/s", "ms", "MB", "tuples", "jobs"
+  std::string id;    // stable key, e.g. "drain_b10"
+  std::string label; // what the table row says
+  std::string unit;  // "jobs/s", "ms", "MB", "tuples", "jobs"
   bool higher_is_better = true;
-  std::string system;    // "pgjq", "recipe", "pg-boss", "graphile-worker"
+  std::string system; // "pgjq", "recipe", "pg-boss", "graphile-worker"
   summary value;
-  std::string note;      // free text (e.g. "start 2.1 -> end 3.0")
+  std::string note; // free text (e.g. "start 2.1 -> end 3.0")
 };
 
 } // namespace pgjq::bench

@@ -53,8 +53,8 @@ public:
 // Sizes of a queue's tables, in bytes (table + indexes + TOAST).
 struct table_sizes
 {
-  std::int64_t queue = 0;    // the tables workers touch (pgjq: live_jobs + queue_depth; recipe: jobs)
-  std::int64_t history = 0;  // where finished jobs go (pgjq: finished_jobs; recipe: none, they stay in jobs)
+  std::int64_t queue = 0;   // the tables workers touch (pgjq: live_jobs + queue_depth; recipe: jobs)
+  std::int64_t history = 0; // where finished jobs go (pgjq: finished_jobs; recipe: none, they stay in jobs)
 };
 
 // Starts an idle worker for the latency scenario; on_start(i) is called as the handler of job i starts.

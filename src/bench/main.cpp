@@ -161,10 +161,10 @@ int main(int argc, char **argv)
 
     results r;
     using fn = void (*)(driver &, const config &, results &);
-    const std::pair<const char *, fn> plan[] = {
-        {"enqueue", scenario_enqueue}, {"drain", scenario_drain},     {"e2e", scenario_e2e},
-        {"steady", scenario_steady},   {"latency", scenario_latency}, {"depth", scenario_depth},
-        {"snapshot", scenario_snapshot}};
+    const std::pair<const char *, fn> plan[] = {{"enqueue", scenario_enqueue},  {"drain", scenario_drain},
+                                                {"e2e", scenario_e2e},          {"steady", scenario_steady},
+                                                {"latency", scenario_latency},  {"depth", scenario_depth},
+                                                {"snapshot", scenario_snapshot}};
     for (const auto &[name, run] : plan)
     {
       if (!c.wants(name))

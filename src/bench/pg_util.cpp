@@ -94,9 +94,9 @@ void pg_session::prepare(const std::string &name, const std::string &sql)
 
 PGresult *pg_session::exec_prepared(const std::string &name, const std::vector<const char *> &params)
 {
-  return checked(PQexecPrepared(m_conn, name.c_str(), static_cast<int>(params.size()), params.data(), nullptr,
-                                nullptr, 0),
-                 m_conn, name);
+  return checked(
+      PQexecPrepared(m_conn, name.c_str(), static_cast<int>(params.size()), params.data(), nullptr, nullptr, 0), m_conn,
+      name);
 }
 
 result_guard::~result_guard() { PQclear(m_res); }

@@ -83,9 +83,8 @@ public:
     }
     m_ids_text += '}';
     const std::string batch_text = std::to_string(batch);
-    result_guard res(m_raw->exec_prepared("bench_complete_and_claim",
-                                          {m_worker_id.c_str(), m_ids_text.c_str(), "{email}", batch_text.c_str(),
-                                           "default"}));
+    result_guard res(m_raw->exec_prepared("bench_complete_and_claim", {m_worker_id.c_str(), m_ids_text.c_str(),
+                                                                       "{email}", batch_text.c_str(), "default"}));
     m_held.clear();
     for (int row = 0; row < res.rows(); ++row)
       m_held.push_back(std::stoll(res.value(row, 0)));
@@ -136,10 +135,12 @@ public:
     o.handle_signals = false;
     o.concurrency = 1;
     m_worker = std::make_unique<pgjq::worker>(o);
-    m_worker->on(job_type, [this, on_start](pgjq::job_context &ctx) {
-      m_idle_at_start = m_worker->stats().idle_waits;
-      on_start(payload_index(ctx.job().payload_text));
-    });
+    m_worker->on(job_type,
+                 [this, on_start](pgjq::job_context &ctx)
+                 {
+                   m_idle_at_start = m_worker->stats().idle_waits;
+                   on_start(payload_index(ctx.job().payload_text));
+                 });
     m_thread = std::thread([this] { m_worker->run(); });
   }
 
@@ -177,7 +178,7 @@ public:
   std::string worker_path() const override
   {
     return std::string(m_cac ? "pgjq.complete_and_claim (one call per batch; raw libpq on the client's session)"
-                              : "pgjq::connection::claim + complete/complete_batch (two calls per batch)") +
+                             : "pgjq::connection::claim + complete/complete_batch (two calls per batch)") +
            "; in-transaction rows: pgjq::connection::begin_and_claim, then complete_commit_and_claim (one round "
            "trip per batch)";
   }
@@ -199,10 +200,7 @@ public:
     m_admin.exec("VACUUM ANALYZE pgjq.live_jobs, pgjq.finished_jobs, pgjq.queue_depth");
   }
 
-  std::unique_ptr<session> open(int index) override
-  {
-    return std::make_unique<pgjq_session>(m_conninfo, index, m_cac);
-  }
+  std::unique_ptr<session> open(int index) override { return std::make_unique<pgjq_session>(m_conninfo, index, m_cac); }
 
   void set_backpressure(std::int64_t max_pending) override
   {
@@ -215,7 +213,10 @@ public:
     return true;
   }
 
-  void vacuum_analyze() override { m_admin.exec("VACUUM ANALYZE pgjq.live_jobs, pgjq.finished_jobs, pgjq.queue_depth"); }
+  void vacuum_analyze() override
+  {
+    m_admin.exec("VACUUM ANALYZE pgjq.live_jobs, pgjq.finished_jobs, pgjq.queue_depth");
+  }
 
   table_sizes sizes() override
   {

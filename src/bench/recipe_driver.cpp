@@ -202,10 +202,7 @@ public:
     return m_admin.scalar_int("SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'jobs'");
   }
 
-  std::int64_t pending() override
-  {
-    return m_admin.scalar_int("SELECT count(*) FROM jobs WHERE status = 'pending'");
-  }
+  std::int64_t pending() override { return m_admin.scalar_int("SELECT count(*) FROM jobs WHERE status = 'pending'"); }
 
   std::unique_ptr<latency_worker> start_latency_worker(std::function<void(std::int64_t)> on_start) override
   {

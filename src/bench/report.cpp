@@ -86,7 +86,8 @@ std::vector<check> bar_checks(const results &r)
   std::vector<check> out;
   auto ratio = [&](const std::string &id) { return med(r, id, "pgjq") / med(r, id, "recipe"); };
   for (const char *b : {"1", "10", "100"})
-    out.push_back({std::string("drain batch ") + b + ": pgjq / recipe", ratio(std::string("drain_b") + b), 2, false, "x"});
+    out.push_back(
+        {std::string("drain batch ") + b + ": pgjq / recipe", ratio(std::string("drain_b") + b), 2, false, "x"});
   out.push_back({"drain batch 100: pgjq jobs/s", med(r, "drain_b100", "pgjq"), 100000, false, "jobs/s"});
   // Not the bar's own terms (the recipe keeps its completed rows), so shown beside it, not instead of it.
   out.push_back({"(keep_completed => false) drain batch 100: pgjq / recipe",
@@ -96,16 +97,17 @@ std::vector<check> bar_checks(const results &r)
   // The other worker mode: jobs held by the worker's open transaction (claim_in_transaction), completed
   // and committed in one round trip; the recipe's figure is its own (lease-less UPDATE) drain.
   for (const char *b : {"1", "10", "100"})
-    out.push_back({std::string("(claim_in_transaction) drain batch ") + b + ": pgjq / recipe",
-                   med(r, std::string("drain_b") + b + "_in_transaction", "pgjq") / med(r, std::string("drain_b") + b, "recipe"),
-                   2, false, "x"});
+    out.push_back(
+        {std::string("(claim_in_transaction) drain batch ") + b + ": pgjq / recipe",
+         med(r, std::string("drain_b") + b + "_in_transaction", "pgjq") / med(r, std::string("drain_b") + b, "recipe"),
+         2, false, "x"});
   out.push_back({"(claim_in_transaction) drain batch 100: pgjq jobs/s", med(r, "drain_b100_in_transaction", "pgjq"),
                  100000, false, "jobs/s"});
   out.push_back({"(claim_in_transaction, keep_completed => false) drain batch 100: pgjq / recipe",
                  med(r, "drain_b100_not_kept_in_transaction", "pgjq") / med(r, "drain_b100", "recipe"), 2, false, "x"});
-  const double peer = std::max(std::isnan(med(r, "e2e_total", "pg-boss")) ? 0.0 : med(r, "e2e_total", "pg-boss"),
-                               std::isnan(med(r, "e2e_total", "graphile-worker")) ? 0.0
-                                                                                  : med(r, "e2e_total", "graphile-worker"));
+  const double peer =
+      std::max(std::isnan(med(r, "e2e_total", "pg-boss")) ? 0.0 : med(r, "e2e_total", "pg-boss"),
+               std::isnan(med(r, "e2e_total", "graphile-worker")) ? 0.0 : med(r, "e2e_total", "graphile-worker"));
   out.push_back({"end to end: pgjq / best peer", peer > 0 ? med(r, "e2e_total", "pgjq") / peer : NAN, 5, false, "x"});
   out.push_back({"steady completed: pgjq / recipe", ratio("steady_completed"), 3, false, "x"});
   out.push_back({"steady: pgjq queue tables end / start", med(r, "steady_size_growth", "pgjq"), 2, true, "x"});
@@ -214,7 +216,8 @@ void write_csv(const results &r, const std::string &path)
 {
   std::ofstream out(path);
   out << "id,label,unit,higher_is_better,system,median,min,max,runs,note\n";
-  auto q = [](const std::string &s) {
+  auto q = [](const std::string &s)
+  {
     std::string o = "\"";
     for (char ch : s)
       o += ch == '"' ? std::string("\"\"") : std::string(1, ch);

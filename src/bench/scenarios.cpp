@@ -58,16 +58,18 @@ double load(driver &d, std::int64_t first, std::int64_t n, int connections, int 
   auto sessions = open_sessions(d, connections, 100);
   std::atomic<std::int64_t> next{0};
   const auto t0 = steady::now();
-  run_threads(connections, [&](int w) {
-    for (;;)
-    {
-      const std::int64_t at = next.fetch_add(chunk);
-      if (at >= n)
-        break;
-      sessions[static_cast<std::size_t>(w)]->enqueue_batch(first + at,
-                                                           static_cast<int>(std::min<std::int64_t>(chunk, n - at)));
-    }
-  });
+  run_threads(connections,
+              [&](int w)
+              {
+                for (;;)
+                {
+                  const std::int64_t at = next.fetch_add(chunk);
+                  if (at >= n)
+                    break;
+                  sessions[static_cast<std::size_t>(w)]->enqueue_batch(
+                      first + at, static_cast<int>(std::min<std::int64_t>(chunk, n - at)));
+                }
+              });
   return seconds_between(t0, steady::now());
 }
 
@@ -79,34 +81,39 @@ double drain(driver &d, int workers, int batch, std::int64_t &completed_out, boo
   std::atomic<std::int64_t> completed{0};
   std::atomic<bool> unsupported{false};
   const auto t0 = steady::now();
-  run_threads(workers, [&](int w) {
-    session &s = *sessions[static_cast<std::size_t>(w)];
-    if (in_transaction)
-    {
-      int n = s.begin_and_claim(batch);
-      unsupported = unsupported || n < 0;
-      while (n > 0)
-      {
-        const int done = n; // the no-op handler has run for each
-        n = s.complete_commit_and_claim(batch);
-        completed += done;
-      }
-      return;
-    }
-    int n = s.claim(batch);
-    while (n > 0)
-    {
-      const int done = n; // the no-op handler has run for each
-      n = s.complete_and_claim(batch);
-      completed += done;
-    }
-  });
+  run_threads(workers,
+              [&](int w)
+              {
+                session &s = *sessions[static_cast<std::size_t>(w)];
+                if (in_transaction)
+                {
+                  int n = s.begin_and_claim(batch);
+                  unsupported = unsupported || n < 0;
+                  while (n > 0)
+                  {
+                    const int done = n; // the no-op handler has run for each
+                    n = s.complete_commit_and_claim(batch);
+                    completed += done;
+                  }
+                  return;
+                }
+                int n = s.claim(batch);
+                while (n > 0)
+                {
+                  const int done = n; // the no-op handler has run for each
+                  n = s.complete_and_claim(batch);
+                  completed += done;
+                }
+              });
   const double secs = seconds_between(t0, steady::now());
   completed_out = completed.load();
   return unsupported ? -1 : secs;
 }
 
-std::string jobs_note(std::int64_t jobs, int runs) { return std::to_string(jobs) + " jobs, " + std::to_string(runs) + " runs"; }
+std::string jobs_note(std::int64_t jobs, int runs)
+{
+  return std::to_string(jobs) + " jobs, " + std::to_string(runs) + " runs";
+}
 
 double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
 
@@ -136,19 +143,21 @@ void scenario_enqueue(driver &d, const config &c, results &r)
       auto sessions = open_sessions(d, c.enqueue_connections);
       std::atomic<std::int64_t> next{0};
       const auto t0 = steady::now();
-      run_threads(c.enqueue_connections, [&](int w) {
-        session &s = *sessions[static_cast<std::size_t>(w)];
-        for (;;)
-        {
-          const std::int64_t at = next.fetch_add(v.per_call);
-          if (at >= v.jobs)
-            break;
-          if (v.per_call == 1)
-            s.enqueue_one(at);
-          else
-            s.enqueue_batch(at, static_cast<int>(std::min<std::int64_t>(v.per_call, v.jobs - at)));
-        }
-      });
+      run_threads(c.enqueue_connections,
+                  [&](int w)
+                  {
+                    session &s = *sessions[static_cast<std::size_t>(w)];
+                    for (;;)
+                    {
+                      const std::int64_t at = next.fetch_add(v.per_call);
+                      if (at >= v.jobs)
+                        break;
+                      if (v.per_call == 1)
+                        s.enqueue_one(at);
+                      else
+                        s.enqueue_batch(at, static_cast<int>(std::min<std::int64_t>(v.per_call, v.jobs - at)));
+                    }
+                  });
       rates.push_back(static_cast<double>(v.jobs) / seconds_between(t0, steady::now()));
       progress(d, "%s run %d: %.0f jobs/s", v.id, run + 1, rates.back());
     }
@@ -199,7 +208,8 @@ void scenario_drain(driver &d, const config &c, results &r)
         client_cpu_per_job.push_back((client_after - client_before) * 1e6 / static_cast<double>(completed));
       if (completed > 0)
         wal_per_job.push_back((after.wal_bytes - before.wal_bytes) / static_cast<double>(completed));
-      progress(d, "drain batch %d%s%s run %d: %.0f jobs/s; per job: server CPU %.1f us, bench CPU %.1f us, WAL %.0f bytes",
+      progress(d,
+               "drain batch %d%s%s run %d: %.0f jobs/s; per job: server CPU %.1f us, bench CPU %.1f us, WAL %.0f bytes",
                batch, discard ? " (completed not kept)" : "", in_transaction ? " (in-transaction claims)" : "", run + 1,
                rates.back(), cpu_per_job.empty() ? -1.0 : cpu_per_job.back(),
                client_cpu_per_job.empty() ? -1.0 : client_cpu_per_job.back(),
@@ -269,58 +279,60 @@ void scenario_steady(driver &d, const config &c, results &r)
     std::int64_t completed_in_window = 0, enqueued_in_window = 0;
     std::vector<steady_point> series;
     const auto t0 = steady::now();
-    run_threads(producers + workers + 1, [&](int i) {
-      if (i < producers)
-      {
-        session &s = *sessions[static_cast<std::size_t>(i)];
-        while (!stop)
-        {
-          s.enqueue_batch(next.fetch_add(c.steady_per_txn), c.steady_per_txn);
-          enqueued += c.steady_per_txn;
-        }
-      }
-      else if (i < producers + workers)
-      {
-        session &s = *sessions[static_cast<std::size_t>(i)];
-        int n = s.claim(c.steady_batch);
-        while (!stop)
-        {
-          if (n == 0)
-          {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            n = s.claim(c.steady_batch);
-            continue;
-          }
-          const int done = n;
-          n = s.complete_and_claim(c.steady_batch);
-          completed += done;
-        }
-        s.complete_held();
-      }
-      else
-      {
-        // The monitor: sizes once a second (pg_total_relation_size only stats files: no effect on the run).
-        pg_session mon(d.conninfo());
-        const std::string q = d.name() == "pgjq"
-                                  ? "SELECT pg_total_relation_size('pgjq.live_jobs') + "
-                                    "pg_total_relation_size('pgjq.queue_depth'), "
-                                    "pg_total_relation_size('pgjq.finished_jobs')"
-                                  : "SELECT pg_total_relation_size('jobs'), 0";
-        for (int sec = 0;; ++sec)
-        {
-          const double t = seconds_between(t0, steady::now());
-          result_guard res(mon.query(q));
-          series.push_back(steady_point{t, std::atof(res.value(0, 0)) / 1048576.0, std::atof(res.value(0, 1)) / 1048576.0,
-                                        pending_before + enqueued.load() - completed.load()});
-          if (sec >= c.steady_seconds)
-            break;
-          std::this_thread::sleep_until(t0 + std::chrono::seconds(sec + 1));
-        }
-        completed_in_window = completed.load();
-        enqueued_in_window = enqueued.load();
-        stop = true;
-      }
-    });
+    run_threads(producers + workers + 1,
+                [&](int i)
+                {
+                  if (i < producers)
+                  {
+                    session &s = *sessions[static_cast<std::size_t>(i)];
+                    while (!stop)
+                    {
+                      s.enqueue_batch(next.fetch_add(c.steady_per_txn), c.steady_per_txn);
+                      enqueued += c.steady_per_txn;
+                    }
+                  }
+                  else if (i < producers + workers)
+                  {
+                    session &s = *sessions[static_cast<std::size_t>(i)];
+                    int n = s.claim(c.steady_batch);
+                    while (!stop)
+                    {
+                      if (n == 0)
+                      {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                        n = s.claim(c.steady_batch);
+                        continue;
+                      }
+                      const int done = n;
+                      n = s.complete_and_claim(c.steady_batch);
+                      completed += done;
+                    }
+                    s.complete_held();
+                  }
+                  else
+                  {
+                    // The monitor: sizes once a second (pg_total_relation_size only stats files: no effect on the run).
+                    pg_session mon(d.conninfo());
+                    const std::string q = d.name() == "pgjq" ? "SELECT pg_total_relation_size('pgjq.live_jobs') + "
+                                                               "pg_total_relation_size('pgjq.queue_depth'), "
+                                                               "pg_total_relation_size('pgjq.finished_jobs')"
+                                                             : "SELECT pg_total_relation_size('jobs'), 0";
+                    for (int sec = 0;; ++sec)
+                    {
+                      const double t = seconds_between(t0, steady::now());
+                      result_guard res(mon.query(q));
+                      series.push_back(steady_point{t, std::atof(res.value(0, 0)) / 1048576.0,
+                                                    std::atof(res.value(0, 1)) / 1048576.0,
+                                                    pending_before + enqueued.load() - completed.load()});
+                      if (sec >= c.steady_seconds)
+                        break;
+                      std::this_thread::sleep_until(t0 + std::chrono::seconds(sec + 1));
+                    }
+                    completed_in_window = completed.load();
+                    enqueued_in_window = enqueued.load();
+                    stop = true;
+                  }
+                });
     const double secs = series.back().t;
     const table_sizes after = d.sizes();
     const std::int64_t pending_after = d.pending();
@@ -340,11 +352,12 @@ void scenario_steady(driver &d, const config &c, results &r)
     history_mb.push_back(static_cast<double>(after.history) / 1048576.0);
     dead.push_back(dead_after);
     r.steady_series[d.name()] = series;
-    progress(d, "steady run %d: %.0f completed/s, %.0f enqueued/s, backlog %+lld, queue tables %.1f -> %.1f MB, "
-                "history %.1f MB, %.0f dead tuples",
+    progress(d,
+             "steady run %d: %.0f completed/s, %.0f enqueued/s, backlog %+lld, queue tables %.1f -> %.1f MB, "
+             "history %.1f MB, %.0f dead tuples",
              run + 1, rate.back(), static_cast<double>(enqueued_in_window) / secs,
-             static_cast<long long>(pending_after - pending_before), start_mb.back(), end_mb.back(),
-             history_mb.back(), dead.back());
+             static_cast<long long>(pending_after - pending_before), start_mb.back(), end_mb.back(), history_mb.back(),
+             dead.back());
   }
   const std::string n = std::to_string(c.steady_runs) + " run(s) of " + std::to_string(c.steady_seconds) + " s, " +
                         std::to_string(c.steady_producers) + " producers x " + std::to_string(c.steady_per_txn) +
@@ -359,8 +372,9 @@ void scenario_steady(driver &d, const config &c, results &r)
   r.add("steady_size_end", "steady: queue table + indexes at end", "MB", false, d.name(), summarize(end_mb),
         detail_last);
   r.add("steady_size_growth", "steady: queue table + indexes, end / start", "x", false, d.name(), summarize(growth));
-  r.add("steady_history_end", "steady: finished-jobs table at end (pgjq only; the recipe keeps them in its queue table)",
-        "MB", false, d.name(), summarize(history_mb));
+  r.add("steady_history_end",
+        "steady: finished-jobs table at end (pgjq only; the recipe keeps them in its queue table)", "MB", false,
+        d.name(), summarize(history_mb));
   r.add("steady_dead", "steady: dead tuples in the queue tables at end", "tuples", false, d.name(), summarize(dead));
 }
 
@@ -376,12 +390,14 @@ void scenario_latency(driver &d, const config &c, results &r)
     const std::size_t n = static_cast<std::size_t>(c.latency_jobs);
     std::vector<steady::time_point> started(n);
     std::atomic<std::int64_t> last{-1};
-    auto worker = d.start_latency_worker([&](std::int64_t i) {
-      const auto now = steady::now();
-      if (i >= 0 && static_cast<std::size_t>(i) < n)
-        started[static_cast<std::size_t>(i)] = now;
-      last.store(i);
-    });
+    auto worker = d.start_latency_worker(
+        [&](std::int64_t i)
+        {
+          const auto now = steady::now();
+          if (i >= 0 && static_cast<std::size_t>(i) < n)
+            started[static_cast<std::size_t>(i)] = now;
+          last.store(i);
+        });
     auto producer = d.open(0);
     std::vector<double> lat;
     lat.reserve(n);

@@ -16,16 +16,16 @@ namespace pgjq::bench
 // How much each scenario does. The defaults keep a full `make bench` near 15 minutes on 2 cores.
 struct config
 {
-  int runs = 3;                       // repetitions of each throughput/latency measurement
+  int runs = 3; // repetitions of each throughput/latency measurement
   int enqueue_connections = 4;
-  std::int64_t enqueue_single_jobs = 20000;   // 1 job per transaction
+  std::int64_t enqueue_single_jobs = 20000; // 1 job per transaction
   std::int64_t enqueue_b100_jobs = 100000;
   std::int64_t enqueue_b1000_jobs = 200000;
   int drain_workers = 4;
   std::int64_t drain_jobs_b1 = 20000;
   std::int64_t drain_jobs_b10 = 100000;
   std::int64_t drain_jobs_b100 = 200000;
-  std::int64_t e2e_jobs = 100000;     // also the peers' job count
+  std::int64_t e2e_jobs = 100000; // also the peers' job count
   int steady_seconds = 60;
   int steady_runs = 3;
   int steady_producers = 2;
@@ -34,9 +34,9 @@ struct config
   int steady_batch = 10;
   std::int64_t steady_prefill = 10000;
   int latency_jobs = 2000;
-  int latency_gap_ms = 10;            // each enqueue waits U(0, gap) ms after the worker went idle
+  int latency_gap_ms = 10; // each enqueue waits U(0, gap) ms after the worker went idle
   std::vector<std::int64_t> depths{1000, 100000, 1000000};
-  int depth_samples = 200;            // per run and depth
+  int depth_samples = 200; // per run and depth
   std::int64_t snapshot_finished = 100000;
   std::set<std::string> scenarios{"enqueue", "drain", "e2e", "steady", "latency", "depth", "snapshot"};
 
@@ -61,8 +61,8 @@ struct depth_point
 struct results
 {
   std::vector<figure> figures;
-  std::map<std::string, std::vector<steady_point>> steady_series;   // by system, last run
-  std::map<std::string, std::vector<depth_point>> depth_series;     // by system
+  std::map<std::string, std::vector<steady_point>> steady_series; // by system, last run
+  std::map<std::string, std::vector<depth_point>> depth_series;   // by system
   std::vector<std::string> notes;
 
   void add(const std::string &id, const std::string &label, const std::string &unit, bool higher_is_better,

@@ -76,18 +76,20 @@ void run_threads(int n, const std::function<void(int)> &fn)
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
-    threads.emplace_back([&, i] {
-      try
-      {
-        fn(i);
-      }
-      catch (...)
-      {
-        std::lock_guard<std::mutex> lock(m);
-        if (!first)
-          first = std::current_exception();
-      }
-    });
+    threads.emplace_back(
+        [&, i]
+        {
+          try
+          {
+            fn(i);
+          }
+          catch (...)
+          {
+            std::lock_guard<std::mutex> lock(m);
+            if (!first)
+              first = std::current_exception();
+          }
+        });
   for (auto &t : threads)
     t.join();
   if (first)

@@ -4,11 +4,11 @@
 #include "bench.hpp"
 
 #include <dirent.h>
-#include <sys/resource.h>
 #include <fstream>
 #include <iterator>
 #include <optional>
 #include <sstream>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <vector>
 

@@ -19,10 +19,7 @@ std::int64_t parse_int64(std::string_view text)
   return value;
 }
 
-bool parse_bool(std::string_view text)
-{
-  return text == "t" || text == "true";
-}
+bool parse_bool(std::string_view text) { return text == "t" || text == "true"; }
 
 std::string encode_text_array(const std::vector<std::string> &values)
 {
@@ -74,10 +71,7 @@ std::vector<std::int64_t> decode_int64_array(std::string_view text)
   return out;
 }
 
-std::string format_interval(std::chrono::microseconds value)
-{
-  return std::to_string(value.count()) + " microseconds";
-}
+std::string format_interval(std::chrono::microseconds value) { return std::to_string(value.count()) + " microseconds"; }
 
 std::string format_timestamp(time_point value)
 {

@@ -8,8 +8,7 @@ namespace pgjq
 {
 
 error::error(const std::string &message, std::string sqlstate, std::string detail, std::string hint)
-    : std::runtime_error(message), m_sqlstate(std::move(sqlstate)), m_detail(std::move(detail)),
-      m_hint(std::move(hint))
+    : std::runtime_error(message), m_sqlstate(std::move(sqlstate)), m_detail(std::move(detail)), m_hint(std::move(hint))
 {
 }
 

@@ -1,12 +1,9 @@
-// job.cpp: job statuses by name, JSON access to payloads and results, and decoding of job and
-// queue_stats rows (their column lists are in rows.hpp).
-#include <pgjq/error.hpp>
+// job.cpp: job statuses by name and JSON access to payloads and results. Rows are decoded in rows.cpp.
 #include <pgjq/job.hpp>
 
 #include <ostream>
 
-#include "codec.hpp"
-#include "rows.hpp"
+#include <pgjq/error.hpp>
 
 namespace pgjq
 {
@@ -40,20 +37,14 @@ job_status parse_job_status(std::string_view text)
   throw bad_argument("unknown job status \"" + std::string(text) + "\"", "22023");
 }
 
-std::ostream &operator<<(std::ostream &out, job_status status)
-{
-  return out << to_string(status);
-}
+std::ostream &operator<<(std::ostream &out, job_status status) { return out << to_string(status); }
 
 bool is_final(job_status status) noexcept
 {
   return status == job_status::completed || status == job_status::failed || status == job_status::cancelled;
 }
 
-nlohmann::json job::payload() const
-{
-  return nlohmann::json::parse(payload_text);
-}
+nlohmann::json job::payload() const { return nlohmann::json::parse(payload_text); }
 
 std::optional<nlohmann::json> job::result() const
 {
@@ -62,69 +53,4 @@ std::optional<nlohmann::json> job::result() const
   return nlohmann::json::parse(*result_text);
 }
 
-namespace detail
-{
-
-namespace
-{
-
-std::optional<std::string> optional_text(const result &res, int row, int col)
-{
-  if (res.is_null(row, col))
-    return std::nullopt;
-  return res.text(row, col);
-}
-
-} // namespace
-
-job read_job(const result &res, int row)
-{
-  job j;
-  j.id = parse_int64(res.view(row, 0));
-  j.queue = res.text(row, 1);
-  j.type = res.text(row, 2);
-  j.priority = static_cast<int>(parse_int64(res.view(row, 3)));
-  j.status = parse_job_status(res.view(row, 4));
-  j.payload_text = res.text(row, 5);
-  j.result_text = optional_text(res, row, 6);
-  j.attempts = static_cast<int>(parse_int64(res.view(row, 7)));
-  j.max_attempts = static_cast<int>(parse_int64(res.view(row, 8)));
-  if (!res.is_null(row, 9))
-    j.progress = static_cast<int>(parse_int64(res.view(row, 9)));
-  j.current_stage = optional_text(res, row, 10);
-  j.last_error = optional_text(res, row, 11);
-  j.worker_id = optional_text(res, row, 12);
-  j.unique_key = optional_text(res, row, 13);
-  if (!res.is_null(row, 14))
-    j.run_at = parse_epoch(res.view(row, 14));
-  if (!res.is_null(row, 15))
-    j.created_at = parse_epoch(res.view(row, 15));
-  if (!res.is_null(row, 16))
-    j.lease_expires_at = parse_epoch(res.view(row, 16));
-  if (!res.is_null(row, 17))
-    j.finished_at = parse_epoch(res.view(row, 17));
-  return j;
-}
-
-queue_stats read_stats(const result &res, int row)
-{
-  queue_stats s;
-  s.queue = res.text(row, 0);
-  s.pending = parse_int64(res.view(row, 1));
-  s.scheduled = parse_int64(res.view(row, 2));
-  s.claimed = parse_int64(res.view(row, 3));
-  s.running = parse_int64(res.view(row, 4));
-  s.completed = parse_int64(res.view(row, 5));
-  s.failed = parse_int64(res.view(row, 6));
-  s.cancelled = parse_int64(res.view(row, 7));
-  if (!res.is_null(row, 8))
-    s.oldest_runnable_age = std::chrono::microseconds(parse_int64(res.view(row, 8)));
-  if (!res.is_null(row, 9))
-    s.max_pending = parse_int64(res.view(row, 9));
-  s.fifo = parse_bool(res.view(row, 10));
-  s.paused = parse_bool(res.view(row, 11));
-  return s;
-}
-
-} // namespace detail
 } // namespace pgjq

@@ -35,8 +35,8 @@ struct held_job
 class lease_keeper
 {
 public:
-  lease_keeper(std::string conninfo, std::chrono::milliseconds interval,
-               std::function<void(const std::string &)> log, std::atomic<std::uint64_t> &heartbeats);
+  lease_keeper(std::string conninfo, std::chrono::milliseconds interval, std::function<void(const std::string &)> log,
+               std::atomic<std::uint64_t> &heartbeats);
   lease_keeper(const lease_keeper &) = delete;
   lease_keeper &operator=(const lease_keeper &) = delete;
   ~lease_keeper();

@@ -96,9 +96,10 @@ private:
         continue;
       }
       const std::int64_t id = jobs[next].id;
-      if (finish("release of job " + std::to_string(id), [&](connection &c) {
-            c.fail(id, m_worker_id, "worker shut down before running the job", std::chrono::microseconds(0));
-          }) == outcome::done)
+      if (finish("release of job " + std::to_string(id),
+                 [&](connection &c) {
+                   c.fail(id, m_worker_id, "worker shut down before running the job", std::chrono::microseconds(0));
+                 }) == outcome::done)
         ++m_w.released;
     }
     // The successes stay held (and heartbeated) until the next claim completes them.
@@ -155,8 +156,8 @@ private:
     if (error)
     {
       const std::string message = error->empty() ? "the handler failed" : *error;
-      if (finish("fail of job " + std::to_string(j.id),
-                 [&](connection &c) { c.fail(j.id, m_worker_id, message); }) == outcome::done)
+      if (finish("fail of job " + std::to_string(j.id), [&](connection &c) { c.fail(j.id, m_worker_id, message); }) ==
+          outcome::done)
         ++m_w.failed;
       m_keeper.release(j.id);
       return;
@@ -252,7 +253,7 @@ private:
   static constexpr int max_finish_attempts = 8;
 
   detail::lease_keeper &m_keeper;
-  std::vector<std::int64_t> m_done;                         // succeeded, to be completed by the next claim
+  std::vector<std::int64_t> m_done; // succeeded, to be completed by the next claim
   std::vector<std::shared_ptr<detail::held_job>> m_done_held;
 };
 

@@ -107,7 +107,8 @@ std::optional<notification> connection::wait_for_notification(std::chrono::milli
       m_notifications.pop_front();
       return n;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       return std::nullopt;
     const int sock = PQsocket(m_conn);
@@ -191,7 +192,8 @@ std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chr
 
   for (;;)
   {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       return std::nullopt;
     std::optional<notification> n = wait_for_notification(left);

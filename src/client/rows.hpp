@@ -1,5 +1,5 @@
-// rows.hpp (internal): the column lists the client selects and the decoding of their rows, kept side by
-// side so that a query and its reader cannot drift apart.
+// rows.hpp (internal): the column lists the client selects (statements.hpp uses them) and the decoding
+// of their rows (rows.cpp), kept side by side so that a query and its reader cannot drift apart.
 #pragma once
 
 #include <pgjq/job.hpp>
@@ -10,15 +10,15 @@ namespace pgjq::detail
 {
 
 // Columns of pgjq.jobs (and of claim_job_batch, which returns pgjq.jobs rows) read by read_job.
-#define PGJQ_JOB_COLUMNS                                                                                    \
-  "id, queue_name, job_type, priority, status, payload, result, attempts, max_attempts, progress, "        \
-  "current_stage, last_error, worker_id, unique_key, extract(epoch from run_at), "                         \
-  "extract(epoch from created_at), extract(epoch from lease_expires_at), "                                 \
+#define PGJQ_JOB_COLUMNS                                                                                               \
+  "id, queue_name, job_type, priority, status, payload, result, attempts, max_attempts, progress, "                    \
+  "current_stage, last_error, worker_id, unique_key, extract(epoch from run_at), "                                     \
+  "extract(epoch from created_at), extract(epoch from lease_expires_at), "                                             \
   "extract(epoch from coalesce(completed_at, failed_at, cancelled_at))"
 
 // Columns of pgjq.queue_stats read by read_stats.
-#define PGJQ_STATS_COLUMNS                                                                                  \
-  "queue_name, pending, scheduled, claimed, running, completed, failed, cancelled, "                        \
+#define PGJQ_STATS_COLUMNS                                                                                             \
+  "queue_name, pending, scheduled, claimed, running, completed, failed, cancelled, "                                   \
   "(extract(epoch from oldest_runnable_age) * 1000000)::bigint, max_pending, fifo, paused"
 
 job read_job(const result &res, int row);

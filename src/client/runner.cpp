@@ -2,18 +2,9 @@
 #include "runner.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace pgjq
 {
-
-void worker::impl::log(const std::string &message) const
-{
-  if (options.log)
-    options.log(message);
-  else
-    std::fprintf(stderr, "pgjq worker: %s\n", message.c_str());
-}
 
 namespace detail
 {

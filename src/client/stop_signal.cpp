@@ -56,7 +56,8 @@ bool stop_signal::sleep_for(std::chrono::milliseconds duration) const noexcept
   {
     if (requested())
       return false;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       return true;
     pollfd pfd{m_pipe[0], POLLIN, 0};
@@ -69,7 +70,9 @@ signal_scope::signal_scope(stop_signal &target)
   stop_signal *expected = nullptr;
   if (!signal_target.compare_exchange_strong(expected, &target))
     throw usage_error("another pgjq::worker already handles SIGINT/SIGTERM; set handle_signals = false");
-  struct sigaction sa{};
+  struct sigaction sa
+  {
+  };
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   // SA_RESTART keeps libpq's blocking reads going; the runners' poll() wakes through the pipe anyway.

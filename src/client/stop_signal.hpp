@@ -43,8 +43,12 @@ public:
   ~signal_scope();
 
 private:
-  struct sigaction m_old_int{};
-  struct sigaction m_old_term{};
+  struct sigaction m_old_int
+  {
+  };
+  struct sigaction m_old_term
+  {
+  };
 };
 
 } // namespace pgjq::detail

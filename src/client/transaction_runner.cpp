@@ -28,8 +28,8 @@ private:
     // If this throws, batch_lost() counts the batch as rolled back. That is exact unless only the claim
     // failed after the COMMIT (a queue dropped meanwhile, a privilege revoked): then the outcomes were
     // kept but are counted as abandoned.
-    std::vector<job> next = m_conn->complete_commit_and_claim(m_succeeded, m_worker_id, m_types, batch,
-                                                              m_w.options.queue);
+    std::vector<job> next =
+        m_conn->complete_commit_and_claim(m_succeeded, m_worker_id, m_types, batch, m_w.options.queue);
     committed();
     return opened(std::move(next));
   }
@@ -55,7 +55,7 @@ private:
     catch (const connection_lost &e)
     {
       if (session_lost())
-        throw; // the batch went with the session
+        throw;          // the batch went with the session
       error = e.what(); // a session of the handler's own: an ordinary failure of its job
     }
     catch (const std::exception &e)
@@ -81,8 +81,7 @@ private:
     if (held->savepoint)
       m_conn->execute("ROLLBACK TO SAVEPOINT pgjq_job");
     else if (aborted)
-      throw pgjq::error("the batch's transaction was aborted outside a handler's savepoint: " + *error,
-                        std::string());
+      throw pgjq::error("the batch's transaction was aborted outside a handler's savepoint: " + *error, std::string());
     else
       m_conn->execute("SAVEPOINT pgjq_job");
     record_failure(j.id, *error);
@@ -119,10 +118,7 @@ private:
     ++m_unreported;
   }
 
-  bool session_lost() const
-  {
-    return !m_conn->is_open() || PQstatus(m_conn->native_handle()) == CONNECTION_BAD;
-  }
+  bool session_lost() const { return !m_conn->is_open() || PQstatus(m_conn->native_handle()) == CONNECTION_BAD; }
 
   // Stopping: commit the outcomes of the last batch.
   void finish() override
@@ -192,11 +188,11 @@ private:
   // A batch's transaction is open on m_conn exactly while it holds jobs.
   bool batch_open() const noexcept { return m_claimed > 0; }
 
-  std::size_t m_claimed = 0;           // jobs the open transaction holds
+  std::size_t m_claimed = 0;             // jobs the open transaction holds
   std::vector<std::int64_t> m_succeeded; // to be completed when it commits
-  std::size_t m_failed = 0;            // recorded with fail_in_transaction in it
-  std::size_t m_unstarted = 0;         // not run (stopping): released untouched by its commit
-  std::size_t m_unreported = 0;        // failed, but the failure could not be recorded: released likewise
+  std::size_t m_failed = 0;              // recorded with fail_in_transaction in it
+  std::size_t m_unstarted = 0;           // not run (stopping): released untouched by its commit
+  std::size_t m_unreported = 0;          // failed, but the failure could not be recorded: released likewise
 };
 
 } // namespace

@@ -27,6 +27,14 @@ std::string default_worker_id()
 
 } // namespace
 
+void worker::impl::log(const std::string &message) const
+{
+  if (options.log)
+    options.log(message);
+  else
+    std::fprintf(stderr, "pgjq worker: %s\n", message.c_str());
+}
+
 // job_context ------------------------------------------------------------------------------------------
 
 job_context::job_context(const pgjq::job &job, connection &conn, std::shared_ptr<detail::held_job> held,
@@ -137,24 +145,26 @@ void worker::run()
   // In-transaction claims hold no lease, so nothing needs heartbeats.
   std::optional<detail::lease_keeper> keeper;
   if (!w.options.in_transaction)
-    keeper.emplace(w.options.conninfo, w.options.heartbeat_interval, [&w](const std::string &m) { w.log(m); },
-                   w.heartbeats);
+    keeper.emplace(
+        w.options.conninfo, w.options.heartbeat_interval, [&w](const std::string &m) { w.log(m); }, w.heartbeats);
   std::vector<std::thread> threads;
   for (int i = 0; i < w.options.concurrency; ++i)
   {
     std::string id = w.options.concurrency > 1 ? w.options.worker_id + "/" + std::to_string(i) : w.options.worker_id;
-    threads.emplace_back([&w, &keeper, id] {
-      try
-      {
-        std::unique_ptr<detail::runner> r = keeper ? detail::make_leased_runner(w, *keeper, id)
-                                                   : detail::make_transaction_runner(w, id);
-        r->run();
-      }
-      catch (const std::exception &e)
-      {
-        w.log(std::string("runner stopped: ") + e.what());
-      }
-    });
+    threads.emplace_back(
+        [&w, &keeper, id]
+        {
+          try
+          {
+            std::unique_ptr<detail::runner> r =
+                keeper ? detail::make_leased_runner(w, *keeper, id) : detail::make_transaction_runner(w, id);
+            r->run();
+          }
+          catch (const std::exception &e)
+          {
+            w.log(std::string("runner stopped: ") + e.what());
+          }
+        });
   }
   for (std::thread &t : threads)
     t.join();

@@ -55,36 +55,40 @@ void register_handlers(pgjq::worker &w)
 {
   // The SMTP server "times out" the first time Bob's email is sent.
   auto failed_once = std::make_shared<std::set<std::int64_t>>();
-  w.on("email", [failed_once](pgjq::job_context &ctx) {
-    const pgjq::job &job = ctx.job();
-    const std::string to = ctx.payload().value("to", "");
-    const bool retry = failed_once->count(job.id) > 0;
-    say("  Worker claimed job #" + std::to_string(job.id) + " (email" + (retry ? ", retry" : "") + ")");
-    say("    Sending email to: " + to);
-    std::this_thread::sleep_for(100ms);
-    if (to == "bob@example.com" && !retry)
-    {
-      failed_once->insert(job.id);
-      say("    Failed: SMTP server timed out (will be retried after a backoff)");
-      throw std::runtime_error("SMTP server timed out");
-    }
-    say("    Completed!");
-  });
-  w.on("report", [](pgjq::job_context &ctx) {
-    const pgjq::job &job = ctx.job();
-    say("  Worker claimed job #" + std::to_string(job.id) + " (report)");
-    say("    Generating report: " + ctx.payload().value("name", std::string("?")));
-    const std::vector<std::pair<int, std::string>> stages = {
-        {25, "querying sales"}, {50, "aggregating"}, {75, "rendering charts"}, {100, "uploading"}};
-    for (const auto &[percent, stage] : stages)
-    {
-      std::this_thread::sleep_for(150ms);
-      ctx.progress(percent, stage);
-      say("    Progress: " + std::to_string(percent) + "% (" + stage + ")");
-    }
-    ctx.set_result({{"url", "https://reports.example.com/monthly-sales.pdf"}});
-    say("    Completed! (result stored)");
-  });
+  w.on("email",
+       [failed_once](pgjq::job_context &ctx)
+       {
+         const pgjq::job &job = ctx.job();
+         const std::string to = ctx.payload().value("to", "");
+         const bool retry = failed_once->count(job.id) > 0;
+         say("  Worker claimed job #" + std::to_string(job.id) + " (email" + (retry ? ", retry" : "") + ")");
+         say("    Sending email to: " + to);
+         std::this_thread::sleep_for(100ms);
+         if (to == "bob@example.com" && !retry)
+         {
+           failed_once->insert(job.id);
+           say("    Failed: SMTP server timed out (will be retried after a backoff)");
+           throw std::runtime_error("SMTP server timed out");
+         }
+         say("    Completed!");
+       });
+  w.on("report",
+       [](pgjq::job_context &ctx)
+       {
+         const pgjq::job &job = ctx.job();
+         say("  Worker claimed job #" + std::to_string(job.id) + " (report)");
+         say("    Generating report: " + ctx.payload().value("name", std::string("?")));
+         const std::vector<std::pair<int, std::string>> stages = {
+             {25, "querying sales"}, {50, "aggregating"}, {75, "rendering charts"}, {100, "uploading"}};
+         for (const auto &[percent, stage] : stages)
+         {
+           std::this_thread::sleep_for(150ms);
+           ctx.progress(percent, stage);
+           say("    Progress: " + std::to_string(percent) + "% (" + stage + ")");
+         }
+         ctx.set_result({{"url", "https://reports.example.com/monthly-sales.pdf"}});
+         say("    Completed! (result stored)");
+       });
 }
 
 int run(const std::string &conninfo)
@@ -137,7 +141,8 @@ int run(const std::string &conninfo)
   std::cout << "\n=== Final Job Status ===\n" << std::endl;
   for (const pgjq::job &j : finished)
   {
-    std::string line = "  Job #" + std::to_string(j.id) + ": " + j.type + " - " + std::string(pgjq::to_string(j.status));
+    std::string line =
+        "  Job #" + std::to_string(j.id) + ": " + j.type + " - " + std::string(pgjq::to_string(j.status));
     if (j.attempts > 1)
       line += " (after " + std::to_string(j.attempts) + " attempts)";
     if (j.result_text)

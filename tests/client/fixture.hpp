@@ -98,16 +98,18 @@ class worker_thread
 {
 public:
   explicit worker_thread(pgjq::worker &w)
-      : m_worker(w), m_thread([this] {
-          try
-          {
-            m_worker.run();
-          }
-          catch (const std::exception &e)
-          {
-            m_error = e.what();
-          }
-        })
+      : m_worker(w), m_thread(
+                         [this]
+                         {
+                           try
+                           {
+                             m_worker.run();
+                           }
+                           catch (const std::exception &e)
+                           {
+                             m_error = e.what();
+                           }
+                         })
   {
   }
   worker_thread(const worker_thread &) = delete;

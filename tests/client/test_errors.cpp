@@ -178,8 +178,7 @@ BOOST_AUTO_TEST_CASE(a_role_without_the_capability_gets_permission_denied)
 
 BOOST_AUTO_TEST_CASE(an_unreachable_server_throws_connection_lost)
 {
-  BOOST_CHECK_THROW(pgjq::connection("host=/nonexistent/socket/dir port=1 connect_timeout=2"),
-                    pgjq::connection_lost);
+  BOOST_CHECK_THROW(pgjq::connection("host=/nonexistent/socket/dir port=1 connect_timeout=2"), pgjq::connection_lost);
 }
 
 BOOST_AUTO_TEST_CASE(a_terminated_session_throws_connection_lost_and_reconnect_recovers)

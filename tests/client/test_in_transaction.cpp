@@ -106,8 +106,7 @@ BOOST_AUTO_TEST_CASE(complete_commit_and_claim_commits_the_batch_and_holds_the_n
   other.complete(ids[4], "w2");
 
   // a completion that is refused rolls back and claims nothing: the held jobs are runnable again
-  BOOST_CHECK_THROW(worker.complete_commit_and_claim({ids[2], ids[4]}, "w1", {}, 2, q.name()),
-                    pgjq::not_lease_holder);
+  BOOST_CHECK_THROW(worker.complete_commit_and_claim({ids[2], ids[4]}, "w1", {}, 2, q.name()), pgjq::not_lease_holder);
   BOOST_TEST(PQtransactionStatus(worker.native_handle()) == PQTRANS_IDLE);
   BOOST_TEST(other.get_job(ids[2])->status == pgjq::job_status::pending);
 

@@ -32,15 +32,17 @@ BOOST_AUTO_TEST_SUITE(reconnect)
 BOOST_AUTO_TEST_CASE(the_worker_reconnects_after_a_server_restart)
 {
   const std::string pg_ctl = env("PGJQ_TEST_PGCTL"), pgdata = env("PGJQ_TEST_PGDATA"), log = env("PGJQ_TEST_PGLOG");
-  BOOST_REQUIRE_MESSAGE(!pg_ctl.empty() && !pgdata.empty(),
-                        "set PGJQ_TEST_PGCTL and PGJQ_TEST_PGDATA to restart the server (scripts/client_tests.sh does)");
+  BOOST_REQUIRE_MESSAGE(
+      !pg_ctl.empty() && !pgdata.empty(),
+      "set PGJQ_TEST_PGCTL and PGJQ_TEST_PGDATA to restart the server (scripts/client_tests.sh does)");
   scoped_queue q;
   pgjq::worker_options o = worker_options_for(q);
   o.reconnect_min = 50ms;
   o.reconnect_max = 500ms;
   std::vector<std::string> messages;
   std::mutex m;
-  o.log = [&](const std::string &line) {
+  o.log = [&](const std::string &line)
+  {
     std::lock_guard<std::mutex> lock(m);
     messages.push_back(line);
   };

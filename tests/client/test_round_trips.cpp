@@ -366,12 +366,14 @@ BOOST_AUTO_TEST_CASE(job_finished_notification_names_the_job_queue_and_status)
 // that a wait begun now has to be woken.
 static std::thread complete_from_another_session(std::int64_t id, const std::string &queue)
 {
-  return std::thread([id, queue] {
-    pgjq::connection w(conninfo());
-    w.claim("w", {}, 1, queue);
-    std::this_thread::sleep_for(300ms);
-    w.complete(id, "w", {{"ok", true}});
-  });
+  return std::thread(
+      [id, queue]
+      {
+        pgjq::connection w(conninfo());
+        w.claim("w", {}, 1, queue);
+        std::this_thread::sleep_for(300ms);
+        w.complete(id, "w", {{"ok", true}});
+      });
 }
 
 BOOST_AUTO_TEST_CASE(wait_for_completion_returns_the_result_set_by_another_session)

@@ -41,13 +41,15 @@ BOOST_AUTO_TEST_CASE(four_workers_complete_ten_thousand_jobs_exactly_once)
     o.worker_id += "-" + std::to_string(i);
     o.batch_size = 100;
     pool.push_back(std::make_unique<pgjq::worker>(o));
-    pool.back()->on("unit", [&](pgjq::job_context &ctx) {
-      auto it = index.find(ctx.job().id);
-      if (it == index.end())
-        ++unknown;
-      else
-        ++runs[it->second];
-    });
+    pool.back()->on("unit",
+                    [&](pgjq::job_context &ctx)
+                    {
+                      auto it = index.find(ctx.job().id);
+                      if (it == index.end())
+                        ++unknown;
+                      else
+                        ++runs[it->second];
+                    });
   }
   const auto start = std::chrono::steady_clock::now();
   {

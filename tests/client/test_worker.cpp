@@ -20,14 +20,18 @@ BOOST_AUTO_TEST_CASE(the_worker_runs_the_handler_of_each_type_and_completes_the_
   std::mutex m;
   std::multiset<std::string> seen;
   pgjq::worker w(worker_options_for(q));
-  w.on("email", [&](pgjq::job_context &ctx) {
-    std::lock_guard<std::mutex> lock(m);
-    seen.insert("email:" + ctx.payload()["to"].get<std::string>());
-  });
-  w.on("report", [&](pgjq::job_context &ctx) {
-    std::lock_guard<std::mutex> lock(m);
-    seen.insert("report:" + ctx.payload()["name"].get<std::string>());
-  });
+  w.on("email",
+       [&](pgjq::job_context &ctx)
+       {
+         std::lock_guard<std::mutex> lock(m);
+         seen.insert("email:" + ctx.payload()["to"].get<std::string>());
+       });
+  w.on("report",
+       [&](pgjq::job_context &ctx)
+       {
+         std::lock_guard<std::mutex> lock(m);
+         seen.insert("report:" + ctx.payload()["name"].get<std::string>());
+       });
   const std::int64_t a = db.enqueue("email", {{"to", "alice"}}, q.into());
   const std::int64_t b = db.enqueue("report", {{"name", "sales"}}, q.into());
   const std::int64_t other = db.enqueue("unhandled", empty, q.into());
@@ -54,9 +58,7 @@ BOOST_AUTO_TEST_CASE(an_idle_worker_wakes_on_notify_well_before_its_idle_timeout
   o.idle_timeout = 60s; // only a notification can wake it in time
   pgjq::worker w(o);
   std::atomic<std::int64_t> ran_at_ns{0};
-  w.on("ping", [&](pgjq::job_context &) {
-    ran_at_ns = std::chrono::steady_clock::now().time_since_epoch().count();
-  });
+  w.on("ping", [&](pgjq::job_context &) { ran_at_ns = std::chrono::steady_clock::now().time_since_epoch().count(); });
   worker_thread t(w);
   BOOST_REQUIRE(wait_until([&] { return w.stats().idle_waits >= 1; }, 10s));
   std::this_thread::sleep_for(100ms); // it is asleep on the socket now
@@ -101,12 +103,14 @@ BOOST_AUTO_TEST_CASE(a_handler_result_and_progress_are_stored)
   pgjq::connection db(conninfo());
   pgjq::worker w(worker_options_for(q));
   std::atomic<int> progress_seen{-1};
-  w.on("report", [&](pgjq::job_context &ctx) {
-    ctx.progress(60, std::string("rendering"));
-    pgjq::connection peek(conninfo());
-    progress_seen = peek.get_job(ctx.job().id)->progress.value_or(-1);
-    ctx.set_result({{"pages", 12}});
-  });
+  w.on("report",
+       [&](pgjq::job_context &ctx)
+       {
+         ctx.progress(60, std::string("rendering"));
+         pgjq::connection peek(conninfo());
+         progress_seen = peek.get_job(ctx.job().id)->progress.value_or(-1);
+         ctx.set_result({{"pages", 12}});
+       });
   const std::int64_t id = db.enqueue("report", empty, q.into());
   worker_thread t(w);
   std::optional<pgjq::job> j = db.wait_for_completion(id, 10s);
@@ -127,16 +131,18 @@ BOOST_AUTO_TEST_CASE(a_cancelled_running_job_stops_being_heartbeated)
   std::atomic<bool> started{false}, saw_cancel{false}, let_go{false};
   // The handler notices the cancellation but keeps running until the test lets it go: the heartbeats must
   // stop because the server said "cancelled", not because the handler returned.
-  w.on("long", [&](pgjq::job_context &ctx) {
-    started = true;
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (!let_go && std::chrono::steady_clock::now() < deadline)
-    {
-      if (ctx.cancelled())
-        saw_cancel = true;
-      std::this_thread::sleep_for(10ms);
-    }
-  });
+  w.on("long",
+       [&](pgjq::job_context &ctx)
+       {
+         started = true;
+         const auto deadline = std::chrono::steady_clock::now() + 20s;
+         while (!let_go && std::chrono::steady_clock::now() < deadline)
+         {
+           if (ctx.cancelled())
+             saw_cancel = true;
+           std::this_thread::sleep_for(10ms);
+         }
+       });
   const std::int64_t id = db.enqueue("long", empty, q.into());
   worker_thread t(w);
   BOOST_REQUIRE(wait_until([&] { return started.load(); }, 10s));
@@ -162,7 +168,8 @@ BOOST_AUTO_TEST_CASE(successes_are_completed_together_with_the_next_claim_never_
                         "this test counts calls in pg_stat_user_functions: run with track_functions = all");
   const std::string count_sql = "SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions "
                                 "WHERE schemaname = 'pgjq' AND funcname = ";
-  auto calls = [&](const char *fn) {
+  auto calls = [&](const char *fn)
+  {
     scalar(raw, "SELECT count(*) FROM (SELECT pg_stat_clear_snapshot()) AS s");
     return scalar(raw, count_sql + "'" + fn + "'");
   };
@@ -199,10 +206,12 @@ BOOST_AUTO_TEST_CASE(stopping_finishes_the_running_jobs_and_leaves_none_claimed)
   o.batch_size = 5;
   pgjq::worker w(o);
   std::atomic<int> started{0};
-  w.on("slow", [&](pgjq::job_context &) {
-    ++started;
-    std::this_thread::sleep_for(150ms);
-  });
+  w.on("slow",
+       [&](pgjq::job_context &)
+       {
+         ++started;
+         std::this_thread::sleep_for(150ms);
+       });
   worker_thread t(w);
   BOOST_REQUIRE(wait_until([&] { return started.load() >= 2; }, 10s));
   t.stop();
@@ -211,7 +220,7 @@ BOOST_AUTO_TEST_CASE(stopping_finishes_the_running_jobs_and_leaves_none_claimed)
   BOOST_TEST(s.claimed == 0);
   BOOST_TEST(s.running == 0);
   BOOST_TEST(s.completed == started.load()); // every started job was finished, not abandoned
-  BOOST_TEST(s.completed + s.pending == 20);  // the rest went straight back to pending (retry_in 0)
+  BOOST_TEST(s.completed + s.pending == 20); // the rest went straight back to pending (retry_in 0)
   BOOST_TEST(w.stats().released > 0u);
   BOOST_TEST(w.stats().released + w.stats().completed == w.stats().claimed);
 }
@@ -226,10 +235,12 @@ BOOST_AUTO_TEST_CASE(sigterm_stops_the_worker_gracefully)
   o.batch_size = 6;
   pgjq::worker w(o);
   std::atomic<int> started{0};
-  w.on("slow", [&](pgjq::job_context &) {
-    ++started;
-    std::this_thread::sleep_for(200ms);
-  });
+  w.on("slow",
+       [&](pgjq::job_context &)
+       {
+         ++started;
+         std::this_thread::sleep_for(200ms);
+       });
   worker_thread t(w);
   BOOST_REQUIRE(wait_until([&] { return started.load() >= 1; }, 10s));
   BOOST_REQUIRE(kill(getpid(), SIGTERM) == 0);

@@ -63,14 +63,16 @@ BOOST_AUTO_TEST_CASE(a_handlers_writes_commit_with_its_completion_and_a_failing_
   pgjq::connection db(conninfo());
   const std::vector<std::int64_t> ids = db.enqueue_batch("write", objects(4), q.into());
   pgjq::worker w(in_transaction_options(q, 4)); // one batch: the failure must not take the others with it
-  w.on("write", [&](pgjq::job_context &ctx) {
-    const int i = ctx.payload()["i"].get<int>();
-    pgjq::connection &tx = ctx.transaction();
-    tx.execute("INSERT INTO " + t.name() + " VALUES (" + std::to_string(i) + ")");
-    tx.enqueue("follow_up", {{"after", i}}, q.into()); // a job chain, as atomic as the write
-    if (i == 2)
-      throw std::runtime_error("job 2 refuses");
-  });
+  w.on("write",
+       [&](pgjq::job_context &ctx)
+       {
+         const int i = ctx.payload()["i"].get<int>();
+         pgjq::connection &tx = ctx.transaction();
+         tx.execute("INSERT INTO " + t.name() + " VALUES (" + std::to_string(i) + ")");
+         tx.enqueue("follow_up", {{"after", i}}, q.into()); // a job chain, as atomic as the write
+         if (i == 2)
+           throw std::runtime_error("job 2 refuses");
+       });
   worker_thread run(w);
   BOOST_REQUIRE(wait_until([&] { return w.stats().completed + w.stats().failed == 4; }, 20s));
   run.stop();
@@ -107,21 +109,23 @@ BOOST_AUTO_TEST_CASE(a_handler_that_swallows_an_sql_error_fails_its_job_and_its_
   pgjq::connection db(conninfo());
   const std::vector<std::int64_t> ids = db.enqueue_batch("write", objects(3), q.into());
   pgjq::worker w(in_transaction_options(q, 3));
-  w.on("write", [&](pgjq::job_context &ctx) {
-    const int i = ctx.payload()["i"].get<int>();
-    ctx.transaction().execute("INSERT INTO " + t.name() + " VALUES (" + std::to_string(i) + ")");
-    if (i == 1)
-    {
-      try
-      {
-        ctx.transaction().execute("INSERT INTO " + t.name() + " VALUES (1)"); // duplicate key
-      }
-      catch (const pgjq::error &)
-      {
-        // swallowed: the transaction is aborted all the same
-      }
-    }
-  });
+  w.on("write",
+       [&](pgjq::job_context &ctx)
+       {
+         const int i = ctx.payload()["i"].get<int>();
+         ctx.transaction().execute("INSERT INTO " + t.name() + " VALUES (" + std::to_string(i) + ")");
+         if (i == 1)
+         {
+           try
+           {
+             ctx.transaction().execute("INSERT INTO " + t.name() + " VALUES (1)"); // duplicate key
+           }
+           catch (const pgjq::error &)
+           {
+             // swallowed: the transaction is aborted all the same
+           }
+         }
+       });
   worker_thread run(w);
   BOOST_REQUIRE(wait_until([&] { return w.stats().completed + w.stats().failed == 3; }, 20s));
   run.stop();
@@ -145,15 +149,18 @@ BOOST_AUTO_TEST_CASE(a_failure_whose_message_the_server_refuses_is_recorded_with
   pgjq::worker_options o = in_transaction_options(q, 2);
   std::vector<std::string> log;
   std::mutex log_mutex;
-  o.log = [&](const std::string &m) {
+  o.log = [&](const std::string &m)
+  {
     std::lock_guard<std::mutex> lock(log_mutex);
     log.push_back(m);
   };
   pgjq::worker w(o);
-  w.on("t", [](pgjq::job_context &ctx) {
-    if (ctx.payload()["i"].get<int>() == 0)
-      throw std::runtime_error("not UTF-8: \xff\xfe"); // refused by the server as a text parameter
-  });
+  w.on("t",
+       [](pgjq::job_context &ctx)
+       {
+         if (ctx.payload()["i"].get<int>() == 0)
+           throw std::runtime_error("not UTF-8: \xff\xfe"); // refused by the server as a text parameter
+       });
   worker_thread run(w);
   BOOST_REQUIRE(wait_until([&] { return w.stats().completed + w.stats().failed == 2; }, 20s));
   run.stop();
@@ -174,11 +181,13 @@ BOOST_AUTO_TEST_CASE(a_running_batch_is_held_and_a_stop_hands_back_the_jobs_not_
   const std::vector<std::int64_t> ids = db.enqueue_batch("slow", objects(5), q.into());
   pgjq::worker w(in_transaction_options(q, 5));
   std::atomic<int> started{0};
-  w.on("slow", [&](pgjq::job_context &ctx) {
-    ++started;
-    while (!ctx.stop_requested()) // the first job runs until the test stops the worker
-      std::this_thread::sleep_for(5ms);
-  });
+  w.on("slow",
+       [&](pgjq::job_context &ctx)
+       {
+         ++started;
+         while (!ctx.stop_requested()) // the first job runs until the test stops the worker
+           std::this_thread::sleep_for(5ms);
+       });
   worker_thread run(w);
   BOOST_REQUIRE(wait_until([&] { return started.load() >= 1; }, 10s));
   // the whole batch is held by the worker's transaction, started or not, and nothing is written yet

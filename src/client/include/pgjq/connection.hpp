@@ -22,7 +22,8 @@ namespace pgjq
 namespace detail
 {
 class result;
-}
+struct statement;
+} // namespace detail
 
 // Move-only RAII session. Not thread-safe: give each thread its own connection.
 class PGJQ_API connection
@@ -156,14 +157,14 @@ public:
   void execute(const std::string &sql);
 
 private:
-  // Runs one of the prepared statements of connection.cpp (preparing it on first use) with bound parameters.
-  detail::result run(int statement, const std::vector<std::optional<std::string>> &params);
-  // One command of a pipeline: a parameterless command (BEGIN, COMMIT), or, when command is null, one of
-  // the prepared statements with its parameters.
+  // Runs a statement of the call catalogue (preparing it on first use) with bound parameters.
+  detail::result run(const detail::statement &statement, const std::vector<std::optional<std::string>> &params);
+  // One command of a pipeline: a parameterless command (BEGIN, COMMIT), or, when command is null, a
+  // statement of the call catalogue with its parameters.
   struct pipeline_step
   {
     const char *command;
-    int statement = -1;
+    const detail::statement *statement = nullptr;
     const std::vector<std::optional<std::string>> *args = nullptr;
     bool sync_after = false; // end a segment here: an error skips only the rest of its own segment
   };
@@ -176,19 +177,20 @@ private:
   // The jobs an in-transaction claim returned. With none, or if they cannot be read, the claim's
   // transaction is rolled back.
   std::vector<job> claimed_or_rolled_back(detail::result claimed);
-  void prepare(int statement);
+  void prepare(const detail::statement &statement);
   // Prepares the statement on first use and points libpq's parameter array at args (which must outlive it).
-  std::vector<const char *> bind(int statement, const std::vector<std::optional<std::string>> &args);
+  std::vector<const char *> bind(const detail::statement &statement,
+                                 const std::vector<std::optional<std::string>> &args);
   void close() noexcept;
   // Collects the notifications libpq has buffered, keeping those of channels this object LISTENs to.
   void collect_notifications();
 
   PGconn *m_conn = nullptr;
   bool m_owned = false;
-  std::string m_conninfo;                 // to reconnect an owned session
-  std::set<std::string> m_prepared;       // statements prepared in this session
-  bool m_checked_prepared = false;        // a borrowed session may hold our statements from an earlier wrapper
-  std::set<std::string> m_listening;      // channels LISTENed on purpose (re-LISTENed on reconnect)
+  std::string m_conninfo;            // to reconnect an owned session
+  std::set<std::string> m_prepared;  // statements prepared in this session
+  bool m_checked_prepared = false;   // a borrowed session may hold our statements from an earlier wrapper
+  std::set<std::string> m_listening; // channels LISTENed on purpose (re-LISTENed on reconnect)
   std::deque<notification> m_notifications;
 };
 

@@ -70,35 +70,35 @@ struct PGJQ_API job
 struct enqueue_options
 {
   std::string queue = "default";
-  int priority = 100;                       // higher runs first
-  std::optional<time_point> run_at;         // not before; unset = now (server clock)
-  std::optional<int> max_attempts;          // unset = the queue's setting
-  std::optional<std::string> unique_key;    // at most one unfinished job per key and queue (not for batches)
+  int priority = 100;                    // higher runs first
+  std::optional<time_point> run_at;      // not before; unset = now (server clock)
+  std::optional<int> max_attempts;       // unset = the queue's setting
+  std::optional<std::string> unique_key; // at most one unfinished job per key and queue (not for batches)
 };
 
 // Queue settings for create_queue and alter_queue. Unset fields keep the server's default (create) or the
 // current value (alter).
 struct queue_options
 {
-  std::optional<std::int64_t> max_pending;  // backpressure: unfinished jobs allowed before PJ001
-  std::optional<bool> fifo;                 // one job in flight at a time, in order
+  std::optional<std::int64_t> max_pending; // backpressure: unfinished jobs allowed before PJ001
+  std::optional<bool> fifo;                // one job in flight at a time, in order
   std::optional<int> max_attempts;
   std::optional<std::chrono::microseconds> lease;
-  std::optional<std::chrono::microseconds> retry_base;   // first retry delay; doubles per attempt
+  std::optional<std::chrono::microseconds> retry_base; // first retry delay; doubles per attempt
   std::optional<std::chrono::microseconds> retry_cap;
-  std::optional<std::chrono::microseconds> retention;    // how long finished jobs are kept
+  std::optional<std::chrono::microseconds> retention; // how long finished jobs are kept
   // false: a completed job is deleted at once instead of kept for `retention` (failed and cancelled jobs
   // are still kept); pgjq.jobs then no longer shows it, and its result is dropped.
   std::optional<bool> keep_completed;
-  bool clear_max_pending = false;           // alter_queue only: remove the max_pending limit
+  bool clear_max_pending = false; // alter_queue only: remove the max_pending limit
 };
 
 // One row of the pgjq.queue_stats view.
 struct queue_stats
 {
   std::string queue;
-  std::int64_t pending = 0;     // runnable now
-  std::int64_t scheduled = 0;   // pending with run_at in the future (includes retry backoff)
+  std::int64_t pending = 0;   // runnable now
+  std::int64_t scheduled = 0; // pending with run_at in the future (includes retry backoff)
   std::int64_t claimed = 0;
   std::int64_t running = 0;
   std::int64_t completed = 0;
@@ -119,7 +119,7 @@ struct notification
 };
 
 // The fixed channel names of the server's notifications.
-inline constexpr const char *new_job_channel = "pgjq_new_job";            // payload: the queue name
-inline constexpr const char *job_finished_channel = "pgjq_job_finished";  // payload: {"id":..,"queue":..,"status":..}
+inline constexpr const char *new_job_channel = "pgjq_new_job";           // payload: the queue name
+inline constexpr const char *job_finished_channel = "pgjq_job_finished"; // payload: {"id":..,"queue":..,"status":..}
 
 } // namespace pgjq

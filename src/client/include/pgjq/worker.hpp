@@ -78,8 +78,8 @@ struct worker_options
   std::string queue = "default";
   // Lease holder name; each runner thread appends "/<n>" when concurrency > 1. Default: host:pid.
   std::string worker_id;
-  int concurrency = 1;                                    // runner threads, each with its own connection
-  int batch_size = 10;                                    // jobs per claim
+  int concurrency = 1; // runner threads, each with its own connection
+  int batch_size = 10; // jobs per claim
   // false: leased claims (claim, heartbeat, complete_and_claim): a job's claim is committed at once, so it
   // suits long jobs, reports progress and survives the worker's session. true: in-transaction claims
   // (pgjq.claim_in_transaction): each batch is held by the runner's open transaction, which records every
@@ -91,11 +91,11 @@ struct worker_options
   // server-wide, so keep batch_size at most 64 when handlers write. A write that breaks a deferred
   // constraint fails only at COMMIT and takes the whole batch with it: check those inside the handler.
   bool in_transaction = false;
-  std::chrono::milliseconds idle_timeout{5000};           // claim again after this long without a NOTIFY
-  std::chrono::milliseconds heartbeat_interval{30000};    // keep well below the queue's lease
-  std::chrono::milliseconds reconnect_min{100};           // reconnect backoff doubles from min up to max
+  std::chrono::milliseconds idle_timeout{5000};        // claim again after this long without a NOTIFY
+  std::chrono::milliseconds heartbeat_interval{30000}; // keep well below the queue's lease
+  std::chrono::milliseconds reconnect_min{100};        // reconnect backoff doubles from min up to max
   std::chrono::milliseconds reconnect_max{5000};
-  bool handle_signals = true;                             // SIGINT/SIGTERM stop run() gracefully
+  bool handle_signals = true; // SIGINT/SIGTERM stop run() gracefully
   // Where the worker reports what it could not do (lost leases, reconnects). Default: stderr.
   std::function<void(const std::string &)> log;
 };
@@ -105,13 +105,13 @@ struct worker_stats
 {
   std::uint64_t claimed = 0;
   std::uint64_t completed = 0;
-  std::uint64_t failed = 0;        // handler errors reported with pgjq.fail
-  std::uint64_t released = 0;      // claimed but not run at shutdown, handed back at once (leased: failed
-                                   // with retry_in 0; in-transaction: left unreported, so untouched)
-  std::uint64_t abandoned = 0;     // neither completed nor failed: cancelled or lease lost while held, or
-                                   // (in-transaction) rolled back with their transaction: runnable again
+  std::uint64_t failed = 0;    // handler errors reported with pgjq.fail
+  std::uint64_t released = 0;  // claimed but not run at shutdown, handed back at once (leased: failed
+                               // with retry_in 0; in-transaction: left unreported, so untouched)
+  std::uint64_t abandoned = 0; // neither completed nor failed: cancelled or lease lost while held, or
+                               // (in-transaction) rolled back with their transaction: runnable again
   std::uint64_t heartbeats = 0;
-  std::uint64_t idle_waits = 0;    // times a runner went to sleep on LISTEN
+  std::uint64_t idle_waits = 0; // times a runner went to sleep on LISTEN
   std::uint64_t reconnects = 0;
 };
 

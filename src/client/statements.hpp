@@ -1,0 +1,116 @@
+// statements.hpp (internal): the call catalogue. Each SQL function the client calls is one statement here:
+// its prepared-statement name, its SQL and the types of its parameters, in one table, so that a call and
+// its parameters cannot drift apart. connection.cpp binds the values; session.cpp prepares each statement
+// once per session.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include "rows.hpp"
+
+namespace pgjq::detail
+{
+
+// PostgreSQL's built-in type OIDs (fixed in its catalog, pg_type.dat), given to PQprepare so that a
+// statement's types never depend on inference.
+namespace type
+{
+inline constexpr Oid boolean = 16;
+inline constexpr Oid int8 = 20;
+inline constexpr Oid int4 = 23;
+inline constexpr Oid text = 25;
+inline constexpr Oid jsonb = 3802;
+inline constexpr Oid timestamptz = 1184;
+inline constexpr Oid interval = 1186;
+inline constexpr Oid text_array = 1009;
+inline constexpr Oid int8_array = 1016;
+} // namespace type
+
+struct statement
+{
+  const char *name; // starts with "pgjq_", so that a borrowed session can tell ours from the caller's
+  const char *sql;
+  int parameter_count;
+  Oid parameter_types[10];
+};
+
+namespace calls
+{
+using namespace type;
+
+// Producers
+inline constexpr statement enqueue{"pgjq_enqueue",
+                                   "SELECT pgjq.enqueue($1, $2, $3, $4, $5, $6, $7)",
+                                   7,
+                                   {text, jsonb, text, int4, timestamptz, int4, text}};
+inline constexpr statement try_enqueue{"pgjq_try_enqueue",
+                                       "SELECT pgjq.try_enqueue($1, $2, $3, $4, $5, $6, $7)",
+                                       7,
+                                       {text, jsonb, text, int4, timestamptz, int4, text}};
+inline constexpr statement enqueue_batch{"pgjq_enqueue_batch",
+                                         "SELECT pgjq.enqueue_batch($1, $2, $3, $4, $5, $6)",
+                                         6,
+                                         {text, jsonb, text, int4, timestamptz, int4}};
+inline constexpr statement cancel{"pgjq_cancel", "SELECT pgjq.cancel($1)", 1, {int8}};
+
+// Workers
+inline constexpr statement claim{"pgjq_claim",
+                                 "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.claim_job_batch($1, $2, $3, $4)",
+                                 4,
+                                 {text, text_array, int4, text}};
+inline constexpr statement complete_and_claim{"pgjq_complete_and_claim",
+                                              "SELECT " PGJQ_JOB_COLUMNS
+                                              " FROM pgjq.complete_and_claim($1, $2, $3, $4, $5)",
+                                              5,
+                                              {text, int8_array, text_array, int4, text}};
+inline constexpr statement claim_in_transaction{"pgjq_claim_in_transaction",
+                                                "SELECT " PGJQ_JOB_COLUMNS
+                                                " FROM pgjq.claim_in_transaction($1, $2, $3, $4)",
+                                                4,
+                                                {text, text_array, int4, text}};
+inline constexpr statement complete_in_transaction{
+    "pgjq_complete_in_transaction", "SELECT pgjq.complete_in_transaction($1, $2)", 2, {int8_array, text}};
+inline constexpr statement fail_in_transaction{
+    "pgjq_fail_in_transaction", "SELECT pgjq.fail_in_transaction($1, $2, $3, $4)", 4, {int8, text, text, interval}};
+inline constexpr statement progress{
+    "pgjq_progress", "SELECT pgjq.progress($1, $2, $3, $4)", 4, {int8, text, int4, text}};
+inline constexpr statement heartbeat{
+    "pgjq_heartbeat", "SELECT extract(epoch from pgjq.heartbeat($1, $2))", 2, {int8, text}};
+inline constexpr statement complete{"pgjq_complete", "SELECT pgjq.complete($1, $2, $3)", 3, {int8, text, jsonb}};
+inline constexpr statement complete_batch{
+    "pgjq_complete_batch", "SELECT pgjq.complete_batch($1, $2)", 2, {int8_array, text}};
+inline constexpr statement fail{"pgjq_fail", "SELECT pgjq.fail($1, $2, $3, $4)", 4, {int8, text, text, interval}};
+
+// Reading
+inline constexpr statement get_job{
+    "pgjq_get_job", "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE id = $1", 1, {int8}};
+inline constexpr statement stats_all{
+    "pgjq_stats_all", "SELECT " PGJQ_STATS_COLUMNS " FROM pgjq.queue_stats ORDER BY queue_name", 0, {}};
+inline constexpr statement stats_one{
+    "pgjq_stats_one", "SELECT " PGJQ_STATS_COLUMNS " FROM pgjq.queue_stats WHERE queue_name = $1", 1, {text}};
+
+// Administration
+inline constexpr statement create_queue{"pgjq_create_queue", "SELECT pgjq.create_queue($1)", 1, {text}};
+// create_queue takes only some settings; creating and then altering in one statement keeps the pair atomic,
+// and alter_queue's NULL (= keep) leaves the server's defaults for the unset ones. OFFSET 0 keeps the
+// subquery (and so the create) from being merged into the outer query.
+inline constexpr statement create_queue_with_settings{
+    "pgjq_create_queue_with_settings",
+    "SELECT pgjq.alter_queue(s.q, $2, $3, $4, $5, $6, $7, $8, false, $9) "
+    "FROM (SELECT $1 AS q, pgjq.create_queue($1) OFFSET 0) AS s",
+    9,
+    {text, int8, boolean, int4, interval, interval, interval, interval, boolean}};
+inline constexpr statement alter_queue{
+    "pgjq_alter_queue",
+    "SELECT pgjq.alter_queue($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    10,
+    {text, int8, boolean, int4, interval, interval, interval, interval, boolean, boolean}};
+inline constexpr statement drop_queue{"pgjq_drop_queue", "SELECT pgjq.drop_queue($1, $2)", 2, {text, boolean}};
+inline constexpr statement pause_queue{"pgjq_pause_queue", "SELECT pgjq.pause_queue($1)", 1, {text}};
+inline constexpr statement resume_queue{"pgjq_resume_queue", "SELECT pgjq.resume_queue($1)", 1, {text}};
+inline constexpr statement retry{"pgjq_retry", "SELECT pgjq.retry($1)", 1, {int8}};
+inline constexpr statement recover_stale{"pgjq_recover_stale", "SELECT pgjq.recover_stale()", 0, {}};
+inline constexpr statement prune{"pgjq_prune", "SELECT pgjq.prune($1)", 1, {interval}};
+} // namespace calls
+
+} // namespace pgjq::detail

@@ -125,7 +125,7 @@ struct queue_settings {
 queue_settings read_queue(Datum queue_value, const char* queue_name)
 {
     if (run_plan(saved_plan(&s_queue, k_queue), &queue_value, nullptr) == 0)
-        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("queue \"%s\" does not exist", queue_name)));
+        raise_unknown_queue(queue_name);
     bool isnull;
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;

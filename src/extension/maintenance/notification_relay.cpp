@@ -7,13 +7,14 @@
 // event, once, from whether a live worker holds the database's ring.
 #include "maintenance/notification_relay.hpp"
 
+#include "core/limits.hpp"
 #include "maintenance/duty.hpp"
 
 namespace {
 
 using namespace pgjq;
 
-constexpr int k_queue_len = 49;        // queue names are at most 48 bytes
+constexpr int k_queue_len = k_queue_name_max + 1;
 constexpr int k_ring_queues = 32;      // more distinct queues than this in one delivery: announce all
 constexpr int k_ring_finished = 4096;  // finished jobs waiting for the worker; beyond: overflow notice
 

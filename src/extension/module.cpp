@@ -1,6 +1,8 @@
 // module.cpp: PG_MODULE_MAGIC and _PG_init: the settings, the transaction callbacks, and with preload the
 // shared memory and the launcher.
+#include "core/catalog.hpp"
 #include "core/keep_completed_cache.hpp"
+#include "core/privileges.hpp"
 #include "core/settings.hpp"
 #include "maintenance/launcher.hpp"
 #include "maintenance/notification_relay.hpp"
@@ -41,6 +43,8 @@ void _PG_init(void)
     pgjq::register_wake_callback();
     pgjq::register_relay_callbacks();
     pgjq::register_keep_completed_callback();
+    pgjq::register_catalog_callback();
+    pgjq::register_privileges_callback();
     if (!process_shared_preload_libraries_in_progress || IsBinaryUpgrade)
         return;
     s_prev_shmem_request = shmem_request_hook;

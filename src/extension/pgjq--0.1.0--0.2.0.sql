@@ -48,3 +48,251 @@ CREATE TRIGGER merge_restored_depth BEFORE INSERT ON pgjq.queue_depth
     FOR EACH ROW WHEN (NEW.queue_name = 'default') EXECUTE FUNCTION pgjq.merge_restored_depth();
 
 REVOKE ALL ON FUNCTION pgjq.merge_restored_queue(), pgjq.merge_restored_depth() FROM PUBLIC;
+
+-- Tenants and capabilities --------------------------------------------------------------------------
+-- 0.1.0 granted EXECUTE on the functions of a capability to each role, with no per-queue scope, no way to
+-- revoke one capability without the others (they shared USAGE on the schema), and no notion of whose job
+-- is whose: any worker could complete another's job by passing its worker_id, any producer cancel and
+-- read any job. From 0.2.0 a capability is a row of pgjq.grants, checked by the functions themselves
+-- (src/extension/core/privileges.hpp); jobs record the role that enqueued and the role that claimed them.
+-- Being data, capabilities survive dump and restore, and the functions a later version adds serve their
+-- holders without any GRANT (a GRANT made by an upgrade script would count as the extension's own initial
+-- privilege, which pg_dump leaves out).
+
+CREATE TABLE pgjq.grants (
+    grantee    regrole     NOT NULL,
+    capability text        NOT NULL,
+    queue_name text,                        -- NULL: every queue
+    granted_at timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT grants_capability CHECK (capability IN ('producer', 'worker', 'admin', 'observer')),
+    CONSTRAINT grants_unique UNIQUE NULLS NOT DISTINCT (grantee, capability, queue_name)
+);
+COMMENT ON TABLE pgjq.grants IS 'who holds which pgjq capability, for which queue (NULL: every queue); change it with pgjq.grant_* and pgjq.revoke_*';
+SELECT pg_catalog.pg_extension_config_dump('pgjq.grants', '');
+
+-- Each backend keeps a copy of the grants (core/privileges.cpp): a change makes every backend read them
+-- again after it commits.
+CREATE FUNCTION pgjq.relation_changed() RETURNS trigger LANGUAGE c AS 'MODULE_PATHNAME', 'pgjq_relation_changed';
+CREATE TRIGGER grants_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON pgjq.grants
+    FOR EACH STATEMENT EXECUTE FUNCTION pgjq.relation_changed();
+
+-- The roles 0.1.0 granted capabilities to (by GRANT EXECUTE on the capability's functions) keep them, for
+-- every queue, as rows; the per-role grants on pgjq's objects go, since the functions' own checks replace
+-- them. Run by this upgrade, and by hand after restoring a dump of a 0.1.0 database into a later version
+-- (the dump brings the old GRANTs back, which later versions do not read). Returns the rows added.
+CREATE FUNCTION pgjq.adopt_legacy_grants() RETURNS integer LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    o record;
+    adopted integer;
+BEGIN
+    INSERT INTO pgjq.grants (grantee, capability)
+    SELECT DISTINCT a.grantee::regrole, c.capability
+      FROM (VALUES ('producer', 'pgjq.enqueue'), ('worker', 'pgjq.claim_job_batch'),
+                   ('admin', 'pgjq.create_queue')) AS c(capability, fn)
+      JOIN pg_catalog.pg_proc p ON p.oid = c.fn::regproc
+     CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
+     WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> 0 AND a.grantee <> p.proowner
+    ON CONFLICT ON CONSTRAINT grants_unique DO NOTHING;
+    GET DIAGNOSTICS adopted = ROW_COUNT;
+    FOR o IN SELECT DISTINCT p.oid::regprocedure::text AS object, a.grantee::regrole::text AS grantee
+               FROM pg_catalog.pg_proc p CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
+              WHERE p.pronamespace = 'pgjq'::regnamespace AND a.grantee <> 0 AND a.grantee <> p.proowner LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM %s', o.object, o.grantee);
+    END LOOP;
+    FOR o IN SELECT DISTINCT c.oid::regclass::text AS object, a.grantee::regrole::text AS grantee
+               FROM pg_catalog.pg_class c CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) AS a
+              WHERE c.relnamespace = 'pgjq'::regnamespace AND a.grantee <> 0 AND a.grantee <> c.relowner LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s FROM %s', o.object, o.grantee);
+    END LOOP;
+    FOR o IN SELECT DISTINCT a.grantee::regrole::text AS grantee
+               FROM pg_catalog.pg_namespace n CROSS JOIN LATERAL pg_catalog.aclexplode(n.nspacl) AS a
+              WHERE n.oid = 'pgjq'::regnamespace AND a.grantee <> 0 AND a.grantee <> n.nspowner LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA pgjq FROM %s', o.grantee);
+    END LOOP;
+    RETURN adopted;
+END;
+$$;
+SELECT pgjq.adopt_legacy_grants();
+
+-- The capability helpers, now with a queue (NULL: every queue) and the observer capability. Only the
+-- extension's owner (or a superuser) calls them.
+DROP FUNCTION pgjq.grant_producer(name), pgjq.grant_worker(name), pgjq.grant_admin(name),
+    pgjq.revoke_producer(name), pgjq.revoke_worker(name), pgjq.revoke_admin(name),
+    pgjq.set_capability(name, text, boolean);
+DROP TABLE pgjq.capabilities;
+
+CREATE FUNCTION pgjq.set_capability(role_name name, capability text, queue_name text, grant_it boolean)
+    RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    role_oid oid;
+BEGIN
+    IF role_name IS NULL OR capability IS NULL OR grant_it IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN role_name IS NULL THEN 'role_name' WHEN capability IS NULL THEN 'capability' ELSE 'grant_it' END
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT r.oid INTO role_oid FROM pg_roles r WHERE r.rolname = role_name;
+    IF role_oid IS NULL THEN
+        RAISE EXCEPTION 'role "%" does not exist', role_name USING ERRCODE = 'undefined_object';
+    END IF;
+    IF capability NOT IN ('producer', 'worker', 'admin', 'observer') THEN
+        RAISE EXCEPTION 'unknown capability "%"', capability USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'The capabilities are producer, worker, admin and observer.';
+    END IF;
+    IF queue_name IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pgjq.queues q WHERE q.queue_name = set_capability.queue_name) THEN
+        RAISE EXCEPTION 'queue "%" does not exist', queue_name USING ERRCODE = 'undefined_object';
+    END IF;
+    IF grant_it THEN
+        INSERT INTO pgjq.grants (grantee, capability, queue_name)
+        VALUES (role_oid::regrole, set_capability.capability, set_capability.queue_name)
+        ON CONFLICT ON CONSTRAINT grants_unique DO NOTHING;
+    ELSE
+        -- Without a queue: every grant of the capability; with one: that queue's grant (a grant for
+        -- every queue still covers it, which is said).
+        DELETE FROM pgjq.grants g
+         WHERE g.grantee = role_oid AND g.capability = set_capability.capability
+           AND (set_capability.queue_name IS NULL OR g.queue_name = set_capability.queue_name);
+        IF set_capability.queue_name IS NOT NULL AND EXISTS (
+               SELECT 1 FROM pgjq.grants g
+                WHERE g.grantee = role_oid AND g.capability = set_capability.capability AND g.queue_name IS NULL) THEN
+            RAISE NOTICE 'role "%" is still a % of every queue, queue "%" included', role_name, capability, queue_name
+                USING HINT = pg_catalog.format('Revoke that with pgjq.revoke_%s(%L).', capability, role_name);
+        END IF;
+    END IF;
+END;
+$$;
+
+CREATE FUNCTION pgjq.grant_producer(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC SELECT pgjq.set_capability(role_name, 'producer', queue_name, true); END;
+CREATE FUNCTION pgjq.grant_worker(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC SELECT pgjq.set_capability(role_name, 'worker', queue_name, true); END;
+CREATE FUNCTION pgjq.grant_admin(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC SELECT pgjq.set_capability(role_name, 'admin', queue_name, true); END;
+CREATE FUNCTION pgjq.grant_observer(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC SELECT pgjq.set_capability(role_name, 'observer', queue_name, true); END;
+CREATE FUNCTION pgjq.revoke_producer(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC SELECT pgjq.set_capability(role_name, 'producer', queue_name, false); END;
+CREATE FUNCTION pgjq.revoke_worker(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC SELECT pgjq.set_capability(role_name, 'worker', queue_name, false); END;
+CREATE FUNCTION pgjq.revoke_admin(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC SELECT pgjq.set_capability(role_name, 'admin', queue_name, false); END;
+CREATE FUNCTION pgjq.revoke_observer(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC SELECT pgjq.set_capability(role_name, 'observer', queue_name, false); END;
+
+-- Whose job is whose (NULL on jobs of 0.1.0, which recorded neither).
+ALTER TABLE pgjq.live_jobs ADD COLUMN enqueued_by regrole, ADD COLUMN claimed_by regrole;
+ALTER TABLE pgjq.finished_jobs ADD COLUMN enqueued_by regrole, ADD COLUMN claimed_by regrole;
+
+-- What each role may read (core/privileges.hpp): the views show a role only the rows it may see, and
+-- security_barrier keeps a caller's own conditions from seeing rows before that filter does.
+CREATE FUNCTION pgjq.may_read_queue(queue_name text) RETURNS boolean
+    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'pgjq_may_read_queue';
+CREATE FUNCTION pgjq.may_read_job(queue_name text, enqueued_by regrole) RETURNS boolean
+    LANGUAGE c STABLE PARALLEL SAFE AS 'MODULE_PATHNAME', 'pgjq_may_read_job';
+
+CREATE OR REPLACE VIEW pgjq.jobs WITH (security_barrier) AS
+    SELECT id, queue_name, job_type, priority, status, payload, NULL::jsonb AS result, run_at, unique_key,
+           progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
+           created_at, started_at, NULL::timestamptz AS completed_at, NULL::timestamptz AS failed_at,
+           NULL::timestamptz AS cancelled_at, attempts, max_attempts, last_error, enqueued_by, claimed_by
+      FROM pgjq.live_jobs
+     WHERE pgjq.may_read_job(queue_name, enqueued_by)
+    UNION ALL
+    SELECT id, queue_name, job_type, priority, status, payload, result, run_at, unique_key,
+           progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
+           created_at, started_at, completed_at, failed_at, cancelled_at, attempts, max_attempts, last_error,
+           enqueued_by, claimed_by
+      FROM pgjq.finished_jobs
+     WHERE pgjq.may_read_job(queue_name, enqueued_by);
+
+CREATE OR REPLACE VIEW pgjq.queue_stats WITH (security_barrier) AS
+    SELECT q.queue_name,
+           coalesce(l.pending, 0)   AS pending,
+           coalesce(l.scheduled, 0) AS scheduled,
+           coalesce(l.claimed, 0)   AS claimed,
+           coalesce(l.running, 0)   AS running,
+           coalesce(f.completed, 0) AS completed,
+           coalesce(f.failed, 0)    AS failed,
+           coalesce(f.cancelled, 0) AS cancelled,
+           l.oldest_runnable_age,
+           q.max_pending,
+           q.fifo,
+           q.paused
+      FROM pgjq.queues q
+      LEFT JOIN (SELECT queue_name,
+                        count(*) FILTER (WHERE status = 'pending' AND run_at <= now()) AS pending,
+                        count(*) FILTER (WHERE status = 'pending' AND run_at > now())  AS scheduled,
+                        count(*) FILTER (WHERE status = 'claimed')                     AS claimed,
+                        count(*) FILTER (WHERE status = 'running')                     AS running,
+                        now() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= now())
+                            AS oldest_runnable_age
+                   FROM pgjq.live_jobs GROUP BY queue_name) l USING (queue_name)
+      LEFT JOIN (SELECT queue_name,
+                        count(*) FILTER (WHERE status = 'completed') AS completed,
+                        count(*) FILTER (WHERE status = 'failed')    AS failed,
+                        count(*) FILTER (WHERE status = 'cancelled') AS cancelled
+                   FROM pgjq.finished_jobs GROUP BY queue_name) f USING (queue_name)
+     WHERE pgjq.may_read_queue(q.queue_name);
+
+-- A queue's settings, to those who may read the queue.
+ALTER TABLE pgjq.queues ENABLE ROW LEVEL SECURITY;
+CREATE POLICY readable ON pgjq.queues FOR SELECT USING (pgjq.may_read_queue(queue_name));
+
+-- The API functions check the caller's capability themselves and then act as the extension's owner:
+-- they run as the caller (SECURITY INVOKER), so that they know who calls.
+ALTER FUNCTION pgjq.create_queue(text, bigint, boolean, integer, interval) SECURITY INVOKER;
+ALTER FUNCTION pgjq.alter_queue(text, bigint, boolean, integer, interval, interval, interval, interval, boolean, boolean) SECURITY INVOKER;
+ALTER FUNCTION pgjq.drop_queue(text, boolean) SECURITY INVOKER;
+ALTER FUNCTION pgjq.pause_queue(text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.resume_queue(text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.enqueue(text, jsonb, text, integer, timestamptz, integer, text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.try_enqueue(text, jsonb, text, integer, timestamptz, integer, text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.enqueue_batch(text, jsonb, text, integer, timestamptz, integer) SECURITY INVOKER;
+ALTER FUNCTION pgjq.cancel(bigint) SECURITY INVOKER;
+ALTER FUNCTION pgjq.claim_job_batch(text, text[], integer, text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.complete_and_claim(text, bigint[], text[], integer, text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.claim_in_transaction(text, text[], integer, text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.complete_in_transaction(bigint[], text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.fail_in_transaction(bigint, text, text, interval) SECURITY INVOKER;
+ALTER FUNCTION pgjq.progress(bigint, text, integer, text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.heartbeat(bigint, text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.complete(bigint, text, jsonb) SECURITY INVOKER;
+ALTER FUNCTION pgjq.complete_batch(bigint[], text) SECURITY INVOKER;
+ALTER FUNCTION pgjq.fail(bigint, text, text, interval) SECURITY INVOKER;
+ALTER FUNCTION pgjq.retry(bigint) SECURITY INVOKER;
+ALTER FUNCTION pgjq.recover_stale() SECURITY INVOKER;
+ALTER FUNCTION pgjq.prune(interval) SECURITY INVOKER;
+ALTER FUNCTION pgjq.insert_into_jobs_view() SECURITY INVOKER;
+
+GRANT USAGE ON SCHEMA pgjq TO PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    pgjq.create_queue(text, bigint, boolean, integer, interval),
+    pgjq.alter_queue(text, bigint, boolean, integer, interval, interval, interval, interval, boolean, boolean),
+    pgjq.drop_queue(text, boolean), pgjq.pause_queue(text), pgjq.resume_queue(text),
+    pgjq.enqueue(text, jsonb, text, integer, timestamptz, integer, text),
+    pgjq.try_enqueue(text, jsonb, text, integer, timestamptz, integer, text),
+    pgjq.enqueue_batch(text, jsonb, text, integer, timestamptz, integer), pgjq.cancel(bigint),
+    pgjq.claim_job_batch(text, text[], integer, text), pgjq.complete_and_claim(text, bigint[], text[], integer, text),
+    pgjq.claim_in_transaction(text, text[], integer, text), pgjq.complete_in_transaction(bigint[], text),
+    pgjq.fail_in_transaction(bigint, text, text, interval), pgjq.progress(bigint, text, integer, text),
+    pgjq.heartbeat(bigint, text), pgjq.complete(bigint, text, jsonb), pgjq.complete_batch(bigint[], text),
+    pgjq.fail(bigint, text, text, interval), pgjq.retry(bigint), pgjq.recover_stale(), pgjq.prune(interval),
+    pgjq.worker_status(), pgjq.start_worker(), pgjq.stop_worker(),
+    pgjq.may_read_queue(text), pgjq.may_read_job(text, regrole)
+    TO PUBLIC;
+GRANT SELECT, INSERT ON pgjq.jobs TO PUBLIC;
+GRANT SELECT ON pgjq.queue_stats, pgjq.queues TO PUBLIC;
+REVOKE ALL ON FUNCTION pgjq.relation_changed(), pgjq.adopt_legacy_grants(), pgjq.set_capability(name, text, text, boolean),
+    pgjq.grant_producer(name, text), pgjq.grant_worker(name, text), pgjq.grant_admin(name, text),
+    pgjq.grant_observer(name, text), pgjq.revoke_producer(name, text), pgjq.revoke_worker(name, text),
+    pgjq.revoke_admin(name, text), pgjq.revoke_observer(name, text) FROM PUBLIC;
+REVOKE ALL ON pgjq.grants FROM PUBLIC;

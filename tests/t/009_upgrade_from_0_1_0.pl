@@ -129,7 +129,11 @@ ok(@hints >= 1 && @hints <= 2, 'the worker logs the older version once per start
 like($log, qr/HINT:\s+Run ALTER EXTENSION pgjq UPDATE in database "upgraded"/, 'and names the command to run');
 
 # --- ALTER EXTENSION pgjq UPDATE ----------------------------------------------------------------------
-my $jobs_query = q{SELECT string_agg(j::text, E'\n' ORDER BY id) FROM pgjq.jobs j};
+# The columns 0.1.0 has (0.2.0 adds enqueued_by and claimed_by, NULL for the jobs of 0.1.0).
+my $jobs_query = q{SELECT string_agg(format('%s', (id, queue_name, job_type, priority, status, payload, result, run_at,
+                     unique_key, progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at,
+                     lease_expires_at, created_at, started_at, completed_at, failed_at, cancelled_at, attempts,
+                     max_attempts, last_error)), E'\n' ORDER BY id) FROM pgjq.jobs};
 my $queues_query = q{SELECT string_agg(q::text, E'\n' ORDER BY queue_name) FROM pgjq.queues q};
 my $jobs_before = $sql->($jobs_query);
 my $queues_before = $sql->($queues_query);
@@ -144,6 +148,12 @@ my $counters = q{
 	 WHERE (SELECT coalesce(sum(unfinished), 0) FROM pgjq.queue_depth d WHERE d.queue_name = q.queue_name)
 	    <> (SELECT count(*) FROM pgjq.live_jobs l WHERE l.queue_name = q.queue_name)};
 is($sql->($counters), '0', 'the backpressure counters equal the real counts');
+is($sql->(q{SELECT string_agg(grantee::text || ' ' || capability || ' ' || coalesce(queue_name, '*'), ', '
+                              ORDER BY grantee::text, capability) FROM pgjq.grants}),
+	'app_admin admin *, app_producer producer *, app_producer worker *, app_worker worker *',
+	"the roles 0.1.0 granted capabilities to hold them, as rows of pgjq.grants");
+is($sql->(q{SET ROLE app_producer; SELECT pgjq.enqueue('granted', '{}', queue_name => 'mail') > 0}), 't',
+	'and use them');
 my $new = $sql->(q{SELECT pgjq.enqueue('after', '{}', queue_name => 'mail')});
 ok($new > $max_id, "a new job's id ($new) continues after the old ones ($max_id)");
 
@@ -188,7 +198,7 @@ sub schema_of
 }
 my ($upgraded_schema, $fresh_schema) = (schema_of('upgraded'), schema_of('fresh'));
 like($fresh_schema, qr/CREATE TABLE pgjq\.live_jobs/, 'the dump holds the extension\'s objects');
-like($fresh_schema, qr/GRANT SELECT ON TABLE pgjq\.jobs TO app_producer/, 'and their grants');
+like($fresh_schema, qr/GRANT SELECT,INSERT ON TABLE pgjq\.jobs TO PUBLIC/, 'and their grants');
 if ($upgraded_schema ne $fresh_schema)
 {
 	my $dir = PostgreSQL::Test::Utils::tempdir();
@@ -198,6 +208,9 @@ if ($upgraded_schema ne $fresh_schema)
 	diag($diff);
 }
 ok($upgraded_schema eq $fresh_schema, 'the upgraded schema is identical to a fresh install');
+my $grants_query = q{SELECT string_agg(grantee::text || ' ' || capability || ' ' || coalesce(queue_name, '*'), ', '
+                                       ORDER BY grantee::text, capability) FROM pgjq.grants};
+is($sql->($grants_query), $node->safe_psql('fresh', $grants_query), 'the same capabilities as a fresh install given the same grants');
 my $registration = q{SELECT array(SELECT c::regclass::text FROM unnest(extconfig) c)::text || ' ' || extcondition::text
                        FROM pg_extension WHERE extname = 'pgjq'};
 is($sql->($registration), $node->safe_psql('fresh', $registration), 'and so are its dump registrations');

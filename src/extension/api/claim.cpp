@@ -21,75 +21,85 @@ namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_queue, s_claim_any, s_claim_types, s_fifo_lock, s_fifo_busy, s_fifo_claim;
-SPIPlanPtr s_lock_any, s_lock_types, s_fifo_lock_oldest;
+SPIPlanPtr s_queue, s_fifo_lock, s_fifo_busy;
 
 // clang-format off
 const plan_text k_queue = {
     "SELECT paused, fifo, lease FROM pgjq.queues WHERE queue_name = $1", 1, {TEXTOID}};
-
-#define CLAIM_UPDATE                                                                                   \
-    "UPDATE pgjq.live_jobs j SET status = 'claimed', worker_id = $3, claimed_at = now(),"              \
-    " heartbeat_at = now(), lease_expires_at = now() + $4, attempts = j.attempts + 1"                  \
-    " WHERE j.id = ANY (ARRAY(SELECT id FROM picked)) RETURNING j.*) "                                 \
-    "SELECT " PGJQ_LIVE_JOB_AS_VIEW_ROW("c") " FROM claimed c ORDER BY c.priority DESC, c.id"
-
-const plan_text k_claim_any = {
-    "WITH picked AS MATERIALIZED ("
-    "  SELECT id FROM pgjq.live_jobs"
-    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now()"
-    "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
-    " claimed AS (" CLAIM_UPDATE,
-    4, {TEXTOID, INT4OID, TEXTOID, INTERVALOID}};
-const plan_text k_claim_types = {
-    "WITH picked AS MATERIALIZED ("
-    "  SELECT id FROM pgjq.live_jobs"
-    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now() AND job_type = ANY ($5)"
-    "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
-    " claimed AS (" CLAIM_UPDATE,
-    5, {TEXTOID, INT4OID, TEXTOID, INTERVALOID, TEXTARRAYOID}};
 const plan_text k_fifo_lock = {
     "SELECT 1 FROM pgjq.queues WHERE queue_name = $1 FOR UPDATE", 1, {TEXTOID}};
 const plan_text k_fifo_busy = {
     "SELECT EXISTS (SELECT 1 FROM pgjq.live_jobs WHERE queue_name = $1 AND status <> 'pending')", 1, {TEXTOID}};
+
+// Parameters of every claim: $1 queue, $2 batch size, $3 worker id, $4 the lease (or, in a transaction, the
+// ids this transaction already holds), $5 the job types (NULL: any), $6 the claiming role (from 0.2.0 it is
+// recorded; a 0.1.0 database has no column for it, nor pgjq.jobs the two role columns).
+#define CLAIM_TYPES {TEXTOID, INT4OID, TEXTOID, INTERVALOID, TEXTARRAYOID, REGROLEOID}
+#define LOCK_TYPES {TEXTOID, INT4OID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID, REGROLEOID}
+
+#define PICK_ANY                                                                                       \
+    "WITH picked AS MATERIALIZED ("                                                                    \
+    "  SELECT id FROM pgjq.live_jobs"                                                                  \
+    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now()"                              \
+    "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
+#define PICK_TYPES                                                                                     \
+    "WITH picked AS MATERIALIZED ("                                                                    \
+    "  SELECT id FROM pgjq.live_jobs"                                                                  \
+    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now() AND job_type = ANY ($5)"      \
+    "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
 // Strict order: the oldest runnable job is taken only if the worker handles its type; otherwise the
 // worker gets nothing and the job waits for a worker that does.
-const plan_text k_fifo_claim = {
-    "WITH oldest AS MATERIALIZED ("
-    "  SELECT id, job_type FROM pgjq.live_jobs"
-    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now()"
-    "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE),"
+#define PICK_FIFO                                                                                      \
+    "WITH oldest AS MATERIALIZED ("                                                                    \
+    "  SELECT id, job_type FROM pgjq.live_jobs"                                                        \
+    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now()"                              \
+    "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE),"                                              \
     " picked AS (SELECT id FROM oldest WHERE $5::text[] IS NULL OR job_type = ANY ($5)),"
-    " claimed AS (" CLAIM_UPDATE,
-    5, {TEXTOID, INT4OID, TEXTOID, INTERVALOID, TEXTARRAYOID}};
+#define CLAIM(set_role, role_columns)                                                                  \
+    " claimed AS ("                                                                                    \
+    "UPDATE pgjq.live_jobs j SET status = 'claimed', worker_id = $3, claimed_at = now(),"              \
+    " heartbeat_at = now(), lease_expires_at = now() + $4, attempts = j.attempts + 1" set_role         \
+    " WHERE j.id = ANY (ARRAY(SELECT id FROM picked)) RETURNING j.*) "                                 \
+    "SELECT " PGJQ_LIVE_JOB_AS_VIEW_ROW("c") role_columns " FROM claimed c ORDER BY c.priority DESC, c.id"
+#define CLAIM_CURRENT CLAIM(", claimed_by = $6", ", c.enqueued_by, c.claimed_by")
+#define CLAIM_LEGACY CLAIM("", "")
+
+versioned_plan s_claim_any = {{PICK_ANY CLAIM_CURRENT, 6, CLAIM_TYPES}, {PICK_ANY CLAIM_LEGACY, 4, CLAIM_TYPES}};
+versioned_plan s_claim_types = {{PICK_TYPES CLAIM_CURRENT, 6, CLAIM_TYPES}, {PICK_TYPES CLAIM_LEGACY, 5, CLAIM_TYPES}};
+versioned_plan s_fifo_claim = {{PICK_FIFO CLAIM_CURRENT, 6, CLAIM_TYPES}, {PICK_FIFO CLAIM_LEGACY, 5, CLAIM_TYPES}};
 
 // In-transaction claims: the row as this transaction runs it (attempt number, worker, start), which is
 // also what its history row will say; other sessions keep seeing the job pending, and locked, until the
 // transaction ends. $4 excludes the jobs this transaction already holds: SKIP LOCKED does not skip a
 // transaction's own locks.
-#define LOCKED_JOB_ROW                                                                                 \
+#define LOCKED_JOB_ROW(role_columns)                                                                   \
     "SELECT j.id, j.queue_name, j.job_type, j.priority, 'running'::pgjq.job_status, j.payload, NULL::jsonb," \
     " j.run_at, j.unique_key, j.progress, j.current_stage, j.events_count, $3, now(), NULL::timestamptz," \
     " NULL::timestamptz, j.created_at, now(), NULL::timestamptz, NULL::timestamptz, NULL::timestamptz,"  \
-    " j.attempts + 1, j.max_attempts, j.last_error"
-const plan_text k_lock_any = {
-    LOCKED_JOB_ROW " FROM pgjq.live_jobs j"
-    " WHERE j.queue_name = $1 AND j.status = 'pending' AND j.run_at <= now() AND j.id <> ALL ($4)"
-    " ORDER BY j.priority DESC, j.id LIMIT $2 FOR UPDATE SKIP LOCKED",
-    4, {TEXTOID, INT4OID, TEXTOID, INT8ARRAYOID}};
-const plan_text k_lock_types = {
-    LOCKED_JOB_ROW " FROM pgjq.live_jobs j"
-    " WHERE j.queue_name = $1 AND j.status = 'pending' AND j.run_at <= now() AND j.id <> ALL ($4)"
-    "   AND j.job_type = ANY ($5)"
-    " ORDER BY j.priority DESC, j.id LIMIT $2 FOR UPDATE SKIP LOCKED",
-    5, {TEXTOID, INT4OID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID}};
+    " j.attempts + 1, j.max_attempts, j.last_error" role_columns
+#define LOCKED_CURRENT LOCKED_JOB_ROW(", j.enqueued_by, $6")
+#define LOCKED_LEGACY LOCKED_JOB_ROW("")
+#define LOCK_ANY                                                                                       \
+    " FROM pgjq.live_jobs j"                                                                           \
+    " WHERE j.queue_name = $1 AND j.status = 'pending' AND j.run_at <= now() AND j.id <> ALL ($4)"      \
+    " ORDER BY j.priority DESC, j.id LIMIT $2 FOR UPDATE SKIP LOCKED"
+#define LOCK_TYPES_WHERE                                                                               \
+    " FROM pgjq.live_jobs j"                                                                           \
+    " WHERE j.queue_name = $1 AND j.status = 'pending' AND j.run_at <= now() AND j.id <> ALL ($4)"      \
+    "   AND j.job_type = ANY ($5)"                                                                     \
+    " ORDER BY j.priority DESC, j.id LIMIT $2 FOR UPDATE SKIP LOCKED"
 // FIFO: the oldest runnable job, whoever holds it (it may be this transaction's own), and whether the
 // worker handles its type (the extra last column).
-const plan_text k_fifo_lock_oldest = {
-    LOCKED_JOB_ROW ", $5::text[] IS NULL OR j.job_type = ANY ($5) FROM pgjq.live_jobs j"
-    " WHERE j.queue_name = $1 AND j.status = 'pending' AND j.run_at <= now()"
-    " ORDER BY j.priority DESC, j.id LIMIT 1 FOR UPDATE",
-    5, {TEXTOID, INT4OID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID}};
+#define LOCK_FIFO_OLDEST                                                                               \
+    ", $5::text[] IS NULL OR j.job_type = ANY ($5) FROM pgjq.live_jobs j"                              \
+    " WHERE j.queue_name = $1 AND j.status = 'pending' AND j.run_at <= now()"                          \
+    " ORDER BY j.priority DESC, j.id LIMIT 1 FOR UPDATE"
+
+versioned_plan s_lock_any = {{LOCKED_CURRENT LOCK_ANY, 6, LOCK_TYPES}, {LOCKED_LEGACY LOCK_ANY, 4, LOCK_TYPES}};
+versioned_plan s_lock_types = {{LOCKED_CURRENT LOCK_TYPES_WHERE, 6, LOCK_TYPES},
+                               {LOCKED_LEGACY LOCK_TYPES_WHERE, 5, LOCK_TYPES}};
+versioned_plan s_fifo_lock_oldest = {{LOCKED_CURRENT LOCK_FIFO_OLDEST, 6, LOCK_TYPES},
+                                     {LOCKED_LEGACY LOCK_FIFO_OLDEST, 5, LOCK_TYPES}};
 // clang-format on
 
 // NULL means any type; otherwise a non-empty one-dimensional array of non-empty names.
@@ -167,8 +177,8 @@ void return_rows(FunctionCallInfo fcinfo, uint64 rows)
 
 // Claims into the call's result set: under a lease, or (in_transaction) held by this transaction's row
 // locks. Requires an SPI connection.
-void claim_into(FunctionCallInfo fcinfo, const char* worker_id, ArrayType* job_types, int32 batch_size,
-                const char* queue_name, bool in_transaction)
+void claim_into(FunctionCallInfo fcinfo, const api_call& call, const char* worker_id, ArrayType* job_types,
+                int32 batch_size, const char* queue_name, bool in_transaction)
 {
     Datum queue_value = CStringGetTextDatum(queue_name);
     queue_settings queue = read_queue(queue_value, queue_name);
@@ -176,10 +186,13 @@ void claim_into(FunctionCallInfo fcinfo, const char* worker_id, ArrayType* job_t
         return;
 
     // $4: the lease, or the jobs this transaction already holds
-    Datum values[5] = {queue_value, Int32GetDatum(batch_size), CStringGetTextDatum(worker_id),
+    Datum values[6] = {queue_value,
+                       Int32GetDatum(batch_size),
+                       CStringGetTextDatum(worker_id),
                        in_transaction ? PointerGetDatum(ids_claimed_here()) : queue.lease,
-                       job_types ? PointerGetDatum(job_types) : (Datum) 0};
-    char nulls[5] = {' ', ' ', ' ', ' ', job_types ? ' ' : 'n'};
+                       job_types ? PointerGetDatum(job_types) : (Datum) 0,
+                       ObjectIdGetDatum(call.caller)};
+    char nulls[6] = {' ', ' ', ' ', ' ', job_types ? ' ' : 'n', ' '};
     // In a transaction the FIFO queue's lock is held until it ends, so other claimers of the queue wait
     // for its outcome instead of taking the next job.
     if (queue.fifo && fifo_queue_busy(queue_value, queue_name))
@@ -188,9 +201,9 @@ void claim_into(FunctionCallInfo fcinfo, const char* worker_id, ArrayType* job_t
         SPIPlanPtr claim;
         if (queue.fifo) {
             values[1] = Int32GetDatum(1);
-            claim = saved_plan(&s_fifo_claim, k_fifo_claim);
+            claim = saved_plan(&s_fifo_claim, call.legacy);
         } else {
-            claim = job_types ? saved_plan(&s_claim_types, k_claim_types) : saved_plan(&s_claim_any, k_claim_any);
+            claim = saved_plan(job_types ? &s_claim_types : &s_claim_any, call.legacy);
         }
         return_rows(fcinfo, run_plan(claim, values, nulls));
         return;
@@ -199,63 +212,67 @@ void claim_into(FunctionCallInfo fcinfo, const char* worker_id, ArrayType* job_t
     uint64 n;
     bool isnull;
     if (queue.fifo) {
-        n = run_plan(saved_plan(&s_fifo_lock_oldest, k_fifo_lock_oldest), values, nulls);
+        n = run_plan(saved_plan(&s_fifo_lock_oldest, call.legacy), values, nulls);
         if (n == 1) {
             HeapTuple oldest = SPI_tuptable->vals[0];
             TupleDesc desc = SPI_tuptable->tupdesc;
             int64 id = DatumGetInt64(SPI_getbinval(oldest, desc, 1, &isnull));
             bool wanted = DatumGetBool(SPI_getbinval(oldest, desc, desc->natts, &isnull));
-            if (!wanted || claimed_here(id, worker_id) != claim_here_state::not_claimed)
+            if (!wanted || claimed_here(id, worker_id, call.caller) != claim_here_state::not_claimed)
                 n = 0;
         }
     } else {
-        n = run_plan(job_types ? saved_plan(&s_lock_types, k_lock_types) : saved_plan(&s_lock_any, k_lock_any), values,
-                     nulls);
+        n = run_plan(saved_plan(job_types ? &s_lock_types : &s_lock_any, call.legacy), values, nulls);
     }
     for (uint64 i = 0; i < n; i++)
         remember_claimed_here(DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)),
-                              worker_id);
+                              worker_id, call.caller);
     return_rows(fcinfo, n);
 }
 
 }  // namespace
 
-PGJQ_FUNCTION(claim_job_batch)
+PGJQ_API_FUNCTION(claim_job_batch)
 {
+    require_some(call, cap_worker);
     char* worker_id = short_text_arg(fcinfo, 0, "worker_id");
     ArrayType* job_types = job_types_arg(fcinfo, 1);
     int32 batch_size = int_arg_in_range(fcinfo, 2, "batch_size", 1, k_max_batch_size);
     char* queue_name = queue_name_arg(fcinfo, 3);
+    require(call, cap_worker, queue_name);
 
     InitMaterializedSRF(fcinfo, 0);
     SPI_connect();
-    claim_into(fcinfo, worker_id, job_types, batch_size, queue_name, false);
+    claim_into(fcinfo, call, worker_id, job_types, batch_size, queue_name, false);
     SPI_finish();
     return (Datum) 0;
 }
 
 // A worker's loop in one call and one commit: complete the batch it finished, claim the next.
-PGJQ_FUNCTION(complete_and_claim)
+PGJQ_API_FUNCTION(complete_and_claim)
 {
+    require_some(call, cap_worker);
     char* worker_id = short_text_arg(fcinfo, 0, "worker_id");
     ArrayType* completed = PG_ARGISNULL(1) ? nullptr : PG_GETARG_ARRAYTYPE_P(1);
     ArrayType* job_types = job_types_arg(fcinfo, 2);
     int32 batch_size = int_arg_in_range(fcinfo, 3, "batch_size", 1, k_max_batch_size);
     char* queue_name = queue_name_arg(fcinfo, 4);
+    require(call, cap_worker, queue_name);
 
     InitMaterializedSRF(fcinfo, 0);
     SPI_connect();
     if (completed)
-        complete_held_jobs(completed, worker_id, "completed_ids");
-    claim_into(fcinfo, worker_id, job_types, batch_size, queue_name, false);
+        complete_held_jobs(call.caller, completed, worker_id, "completed_ids");
+    claim_into(fcinfo, call, worker_id, job_types, batch_size, queue_name, false);
     SPI_finish();
     return (Datum) 0;
 }
 
 // Claims in the caller's transaction: the jobs are held by its row locks until it ends. Outside a
 // transaction block those locks would be gone when the statement returns, so that is refused.
-PGJQ_FUNCTION(claim_in_transaction)
+PGJQ_API_FUNCTION(claim_in_transaction)
 {
+    require_some(call, cap_worker);
     char* worker_id = short_text_arg(fcinfo, 0, "worker_id");
     ArrayType* job_types = job_types_arg(fcinfo, 1);
     int32 batch_size = int_arg_in_range(fcinfo, 2, "batch_size", 1, k_max_batch_size);
@@ -266,10 +283,11 @@ PGJQ_FUNCTION(claim_in_transaction)
                  errmsg("claim_in_transaction must run inside a transaction block"),
                  errhint("Run BEGIN first: the jobs stay claimed until the transaction ends, and "
                          "complete_in_transaction or fail_in_transaction reports them before it commits.")));
+    require(call, cap_worker, queue_name);
 
     InitMaterializedSRF(fcinfo, 0);
     SPI_connect();
-    claim_into(fcinfo, worker_id, job_types, batch_size, queue_name, true);
+    claim_into(fcinfo, call, worker_id, job_types, batch_size, queue_name, true);
     SPI_finish();
     return (Datum) 0;
 }

@@ -21,7 +21,8 @@ namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_reserve, s_why_refused, s_find_unique, s_insert, s_insert_unique, s_draw_ids, s_insert_batch;
+SPIPlanPtr s_reserve, s_why_refused, s_find_unique, s_draw_ids;
+SPIPlanPtr s_insert, s_insert_unique, s_insert_batch, s_insert_legacy, s_insert_unique_legacy, s_insert_batch_legacy;
 
 // clang-format off
 const plan_text k_reserve = {
@@ -41,11 +42,22 @@ const plan_text k_why_refused = {
     1, {TEXTOID}};
 const plan_text k_find_unique = {
     "SELECT id FROM pgjq.live_jobs WHERE queue_name = $1 AND unique_key = $2", 2, {TEXTOID, TEXTOID}};
+// The inserts record the role that enqueued ($8); a database at 0.1.0 has no column for it (legacy).
 const plan_text k_insert = {
+    "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts, enqueued_by)"
+    " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6, $8) RETURNING id",
+    8, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID, TEXTOID, REGROLEOID}};
+const plan_text k_insert_unique = {
+    "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts, unique_key,"
+    "   enqueued_by)"
+    " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6, $7, $8)"
+    " ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING id",
+    8, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID, TEXTOID, REGROLEOID}};
+const plan_text k_insert_legacy = {
     "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts)"
     " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6) RETURNING id",
     6, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID}};
-const plan_text k_insert_unique = {
+const plan_text k_insert_unique_legacy = {
     "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts, unique_key)"
     " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6, $7)"
     " ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING id",
@@ -56,6 +68,11 @@ const plan_text k_draw_ids = {
     1, {INT4OID}};
 // $7: the batch's ids, in payload order
 const plan_text k_insert_batch = {
+    "INSERT INTO pgjq.live_jobs (id, queue_name, job_type, priority, payload, run_at, max_attempts, enqueued_by)"
+    " SELECT e.id, $1, $2, $3, e.payload, coalesce($5, now()), $6, $8"
+    "   FROM ROWS FROM (pg_catalog.jsonb_array_elements($4), pg_catalog.unnest($7)) AS e(payload, id)",
+    8, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT8ARRAYOID, REGROLEOID}};
+const plan_text k_insert_batch_legacy = {
     "INSERT INTO pgjq.live_jobs (id, queue_name, job_type, priority, payload, run_at, max_attempts)"
     " SELECT e.id, $1, $2, $3, e.payload, coalesce($5, now()), $6"
     "   FROM ROWS FROM (pg_catalog.jsonb_array_elements($4), pg_catalog.unnest($7)) AS e(payload, id)",
@@ -75,6 +92,7 @@ struct enqueue_request {
     int32 max_attempts;
     const char* unique_key;  // nullptr when none
     int64 count;             // jobs asked for: 1, or the batch's length
+    const api_call* call;    // who asks
 };
 
 enum class reservation { granted, queue_full };
@@ -111,6 +129,7 @@ reservation reserve(const enqueue_request& r, bool raise_when_full, int32* max_a
     pg_unreachable();
 }
 
+// The values of the insert statements (8: see k_insert).
 void fill_insert_values(const enqueue_request& r, int32 max_attempts, Datum* values, char* nulls)
 {
     values[0] = r.queue_text;
@@ -120,7 +139,8 @@ void fill_insert_values(const enqueue_request& r, int32 max_attempts, Datum* val
     values[4] = TimestampTzGetDatum(r.run_at);
     values[5] = Int32GetDatum(r.has_max_attempts ? r.max_attempts : max_attempts);
     values[6] = r.unique_key ? CStringGetTextDatum(r.unique_key) : (Datum) 0;
-    memset(nulls, ' ', 7);
+    values[7] = ObjectIdGetDatum(r.call->caller);
+    memset(nulls, ' ', 8);
     if (!r.has_run_at)
         nulls[4] = 'n';
 }
@@ -157,11 +177,15 @@ bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
         int32 queue_max_attempts;
         if (reserve(r, raise_when_full, &queue_max_attempts) == reservation::queue_full)
             return false;
-        Datum values[7];
-        char nulls[7];
+        Datum values[8];
+        char nulls[8];
         fill_insert_values(r, queue_max_attempts, values, nulls);
-        SPIPlanPtr plan =
-            r.unique_key ? saved_plan(&s_insert_unique, k_insert_unique) : saved_plan(&s_insert, k_insert);
+        SPIPlanPtr plan;
+        if (r.call->legacy)
+            plan = r.unique_key ? saved_plan(&s_insert_unique_legacy, k_insert_unique_legacy)
+                                : saved_plan(&s_insert_legacy, k_insert_legacy);
+        else
+            plan = r.unique_key ? saved_plan(&s_insert_unique, k_insert_unique) : saved_plan(&s_insert, k_insert);
         bool isnull, found;
         run_plan(plan, values, nulls);
         Datum value = first_value(&isnull, &found);
@@ -216,12 +240,15 @@ void read_common_args(FunctionCallInfo fcinfo, enqueue_request* r, const char* p
     r->count = 1;
 }
 
-Datum enqueue_call(FunctionCallInfo fcinfo, bool raise_when_full)
+Datum enqueue_call(FunctionCallInfo fcinfo, const api_call& call, bool raise_when_full)
 {
+    require_some(call, cap_producer);
     enqueue_request r;
+    r.call = &call;
     read_common_args(fcinfo, &r, "payload", false);
     r.unique_key = PG_ARGISNULL(6) ? nullptr : text_to_cstring(PG_GETARG_TEXT_PP(6));
     check_request(r, false);
+    require(call, cap_producer, r.queue_name);
     r.queue_text = CStringGetTextDatum(r.queue_name);
 
     SPI_connect();
@@ -277,21 +304,24 @@ Datum draw_batch_ids(int32 count)
 
 }  // namespace
 
-PGJQ_FUNCTION(enqueue)
+PGJQ_API_FUNCTION(enqueue)
 {
-    return enqueue_call(fcinfo, true);
+    return enqueue_call(fcinfo, call, true);
 }
 
-PGJQ_FUNCTION(try_enqueue)
+PGJQ_API_FUNCTION(try_enqueue)
 {
-    return enqueue_call(fcinfo, false);
+    return enqueue_call(fcinfo, call, false);
 }
 
-PGJQ_FUNCTION(enqueue_batch)
+PGJQ_API_FUNCTION(enqueue_batch)
 {
+    require_some(call, cap_producer);
     enqueue_request r;
+    r.call = &call;
     read_common_args(fcinfo, &r, "payloads", true);
     check_request(r, true);
+    require(call, cap_producer, r.queue_name);
     r.queue_text = CStringGetTextDatum(r.queue_name);
     r.count = check_batch_payloads(r.payload);
     if (r.count == 0)
@@ -301,12 +331,14 @@ PGJQ_FUNCTION(enqueue_batch)
     int32 queue_max_attempts;
     reserve(r, true, &queue_max_attempts);
     Datum ids = draw_batch_ids(static_cast<int32>(r.count));
-    Datum values[7];
-    char nulls[7];
+    Datum values[8];
+    char nulls[8];
     fill_insert_values(r, queue_max_attempts, values, nulls);
     values[6] = ids;
     nulls[6] = ' ';
-    run_plan(saved_plan(&s_insert_batch, k_insert_batch), values, nulls);
+    run_plan(call.legacy ? saved_plan(&s_insert_batch_legacy, k_insert_batch_legacy)
+                         : saved_plan(&s_insert_batch, k_insert_batch),
+             values, nulls);
     announce_enqueued(r);
     // copied out of SPI memory, which SPI_finish frees
     ArrayType* drawn = DatumGetArrayTypeP(ids);
@@ -318,14 +350,16 @@ PGJQ_FUNCTION(enqueue_batch)
 
 // INSERT INTO pgjq.jobs (job_type, payload, queue_name, ...) takes the enqueue path, so plain SQL gets
 // the same checks, backpressure and notifications. Columns other than those of pgjq.enqueue are ignored.
-PGJQ_FUNCTION(insert_into_jobs_view)
+PGJQ_API_FUNCTION(insert_into_jobs_view)
 {
     TriggerData* trigger = trigger_data(fcinfo, "insert_into_jobs_view");
+    require_some(call, cap_producer);
     TupleDesc desc = trigger->tg_relation->rd_att;
     HeapTuple row = trigger->tg_trigtuple;
     bool isnull;
 
     enqueue_request r;
+    r.call = &call;
     Datum v = heap_getattr(row, SPI_fnumber(desc, "job_type"), desc, &isnull);
     if (isnull)
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("job_type must not be null")));
@@ -346,6 +380,7 @@ PGJQ_FUNCTION(insert_into_jobs_view)
     r.unique_key = isnull ? nullptr : TextDatumGetCString(v);
     r.count = 1;
     check_request(r, false);
+    require(call, cap_producer, r.queue_name);
     r.queue_text = CStringGetTextDatum(r.queue_name);
 
     SPI_connect();

@@ -3,6 +3,7 @@
 // dead-letter state 'failed'.
 #include "core/args.hpp"
 #include "core/boundary.hpp"
+#include "core/job_columns.hpp"
 #include "core/lifecycle.hpp"
 #include "core/refusals.hpp"
 #include "core/spi.hpp"
@@ -13,14 +14,18 @@ namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_held, s_requeue, s_held_here, s_requeue_held_here;
+SPIPlanPtr s_requeue, s_held_here, s_requeue_held_here;
 
 // clang-format off
-const plan_text k_held = {
-    "SELECT j.attempts, j.max_attempts, q.retry_base, q.retry_cap"
-    "  FROM pgjq.live_jobs j JOIN pgjq.queues q ON q.queue_name = j.queue_name"
-    " WHERE j.id = $1 AND j.worker_id = $2 AND j.status <> 'pending' FOR UPDATE OF j",
-    2, {INT8OID, TEXTOID}};
+// The job, if the worker id ($2) and the role ($3; from 0.2.0, see archive_jobs) hold it.
+#define HELD                                                                                           \
+    "SELECT j.attempts, j.max_attempts, q.retry_base, q.retry_cap"                                     \
+    "  FROM pgjq.live_jobs j JOIN pgjq.queues q ON q.queue_name = j.queue_name"                        \
+    " WHERE j.id = $1 AND j.worker_id = $2 AND j.status <> 'pending'"
+versioned_plan s_held = {
+    {HELD PGJQ_HELD_BY_ROLE("j.", "$3") " FOR UPDATE OF j",
+     3, {INT8OID, TEXTOID, REGROLEOID}},
+    {HELD " FOR UPDATE OF j", 2, {INT8OID, TEXTOID, REGROLEOID}}};
 const plan_text k_requeue = {
     "UPDATE pgjq.live_jobs SET status = 'pending', run_at = now() + $3, worker_id = NULL,"
     " lease_expires_at = NULL, last_error = $2 WHERE id = $1",
@@ -90,7 +95,7 @@ fail_request fail_args(FunctionCallInfo fcinfo)
 // Given the held job's row as the current SPI result (attempts including the failed one, max_attempts,
 // retry_base, retry_cap, and for a job claimed in this transaction its queue), requeues the job with
 // `requeue` or moves it to the dead-letter state. Returns the job's new status.
-const char* requeue_or_bury(const fail_request& r, SPIPlanPtr requeue, bool claimed_here)
+const char* requeue_or_bury(const fail_request& r, Oid role, SPIPlanPtr requeue, bool claimed_here)
 {
     bool isnull;
     HeapTuple row = SPI_tuptable->vals[0];
@@ -98,8 +103,14 @@ const char* requeue_or_bury(const fail_request& r, SPIPlanPtr requeue, bool clai
     int32 attempts = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
     int32 max_attempts = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
     if (attempts >= max_attempts) {
-        archive_jobs(single_id_array(r.job_id), claimed_here ? nullptr : r.worker_id, "failed", nullptr,
-                     r.error_message, nullptr, claimed_here ? r.worker_id : nullptr);
+        archive_request failed = {single_id_array(r.job_id),
+                                  "failed",
+                                  claimed_here ? nullptr : r.worker_id,
+                                  claimed_here ? r.worker_id : nullptr,
+                                  role,
+                                  nullptr,
+                                  r.error_message};
+        archive_jobs(failed);
         return "failed";
     }
     int64 delay = retry_delay(attempts, r.retry_in);
@@ -117,28 +128,30 @@ const char* requeue_or_bury(const fail_request& r, SPIPlanPtr requeue, bool clai
 
 }  // namespace
 
-PGJQ_FUNCTION(fail)
+PGJQ_API_FUNCTION(fail)
 {
+    require_some(call, cap_worker);
     fail_request r = fail_args(fcinfo);
     SPI_connect();
-    Datum values[2] = {Int64GetDatum(r.job_id), CStringGetTextDatum(r.worker_id)};
-    if (run_plan(saved_plan(&s_held, k_held), values, nullptr) == 0)
-        raise_not_held(r.job_id, r.worker_id);
-    const char* outcome = requeue_or_bury(r, saved_plan(&s_requeue, k_requeue), false);
+    Datum values[3] = {Int64GetDatum(r.job_id), CStringGetTextDatum(r.worker_id), ObjectIdGetDatum(call.caller)};
+    if (run_plan(saved_plan(&s_held, call.legacy), values, nullptr) == 0)
+        raise_not_held(r.job_id, r.worker_id, call.caller);
+    const char* outcome = requeue_or_bury(r, call.caller, saved_plan(&s_requeue, k_requeue), false);
     SPI_finish();
     PG_RETURN_DATUM(job_status_datum(fcinfo, outcome));
 }
 
 // Fails a job this transaction claimed with claim_in_transaction; the attempt it ran counts.
-PGJQ_FUNCTION(fail_in_transaction)
+PGJQ_API_FUNCTION(fail_in_transaction)
 {
+    require_some(call, cap_worker);
     fail_request r = fail_args(fcinfo);
     SPI_connect();
-    require_claimed_here(r.job_id, r.worker_id);
+    require_claimed_here(r.job_id, r.worker_id, call.caller);
     Datum values[1] = {Int64GetDatum(r.job_id)};
     if (run_plan(saved_plan(&s_held_here, k_held_here), values, nullptr) == 0)
-        raise_gone_from_transaction(r.job_id);
-    const char* outcome = requeue_or_bury(r, saved_plan(&s_requeue_held_here, k_requeue_held_here), true);
+        raise_gone_from_transaction(r.job_id, call.caller);
+    const char* outcome = requeue_or_bury(r, call.caller, saved_plan(&s_requeue_held_here, k_requeue_held_here), true);
     mark_reported_here(r.job_id);
     SPI_finish();
     PG_RETURN_DATUM(job_status_datum(fcinfo, outcome));

@@ -2,6 +2,7 @@
 // also marks the job running. The lease is not indexed, so a heartbeat is usually a HOT update.
 #include "core/args.hpp"
 #include "core/boundary.hpp"
+#include "core/job_columns.hpp"
 #include "core/refusals.hpp"
 #include "core/spi.hpp"
 
@@ -9,53 +10,57 @@ namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_heartbeat, s_progress;
-
 // clang-format off
-const plan_text k_heartbeat = {
-    "UPDATE pgjq.live_jobs j SET heartbeat_at = now(), lease_expires_at = now() + q.lease"
-    "  FROM pgjq.queues q"
+// Both extend the lease, for the worker id ($2) and role (the last parameter; from 0.2.0) holding the job.
+#define HEARTBEAT                                                                                      \
+    "UPDATE pgjq.live_jobs j SET heartbeat_at = now(), lease_expires_at = now() + q.lease"             \
+    "  FROM pgjq.queues q"                                                                             \
     " WHERE j.id = $1 AND j.worker_id = $2 AND j.status <> 'pending' AND q.queue_name = j.queue_name"
-    " RETURNING j.lease_expires_at",
-    2, {INT8OID, TEXTOID}};
-const plan_text k_progress = {
-    "UPDATE pgjq.live_jobs j SET status = 'running', progress = $3,"
-    " current_stage = coalesce($4, j.current_stage), events_count = j.events_count + 1,"
-    " started_at = CASE WHEN j.status = 'claimed' THEN now() ELSE j.started_at END,"
-    " heartbeat_at = now(), lease_expires_at = now() + q.lease"
-    "  FROM pgjq.queues q"
-    " WHERE j.id = $1 AND j.worker_id = $2 AND j.status <> 'pending' AND q.queue_name = j.queue_name",
-    4, {INT8OID, TEXTOID, INT4OID, TEXTOID}};
+#define PROGRESS                                                                                       \
+    "UPDATE pgjq.live_jobs j SET status = 'running', progress = $3,"                                   \
+    " current_stage = coalesce($4, j.current_stage), events_count = j.events_count + 1,"               \
+    " started_at = CASE WHEN j.status = 'claimed' THEN now() ELSE j.started_at END,"                   \
+    " heartbeat_at = now(), lease_expires_at = now() + q.lease"                                        \
+    "  FROM pgjq.queues q"                                                                             \
+    " WHERE j.id = $1 AND j.worker_id = $2 AND j.status <> 'pending' AND q.queue_name = j.queue_name"
+versioned_plan s_heartbeat = {
+    {HEARTBEAT PGJQ_HELD_BY_ROLE("j.", "$3") " RETURNING j.lease_expires_at", 3, {INT8OID, TEXTOID, REGROLEOID}},
+    {HEARTBEAT " RETURNING j.lease_expires_at", 2, {INT8OID, TEXTOID, REGROLEOID}}};
+versioned_plan s_progress = {
+    {PROGRESS PGJQ_HELD_BY_ROLE("j.", "$5"), 5, {INT8OID, TEXTOID, INT4OID, TEXTOID, REGROLEOID}},
+    {PROGRESS, 4, {INT8OID, TEXTOID, INT4OID, TEXTOID, REGROLEOID}}};
 // clang-format on
 
 }  // namespace
 
-PGJQ_FUNCTION(heartbeat)
+PGJQ_API_FUNCTION(heartbeat)
 {
+    require_some(call, cap_worker);
     int64 job_id = job_id_arg(fcinfo, 0);
     char* worker_id = short_text_arg(fcinfo, 1, "worker_id");
     SPI_connect();
-    Datum values[2] = {Int64GetDatum(job_id), CStringGetTextDatum(worker_id)};
-    if (run_plan(saved_plan(&s_heartbeat, k_heartbeat), values, nullptr) == 0)
-        raise_not_held(job_id, worker_id);
+    Datum values[3] = {Int64GetDatum(job_id), CStringGetTextDatum(worker_id), ObjectIdGetDatum(call.caller)};
+    if (run_plan(saved_plan(&s_heartbeat, call.legacy), values, nullptr) == 0)
+        raise_not_held(job_id, worker_id, call.caller);
     bool isnull, found;
     TimestampTz expires = DatumGetTimestampTz(first_value(&isnull, &found));
     SPI_finish();
     PG_RETURN_TIMESTAMPTZ(expires);
 }
 
-PGJQ_FUNCTION(progress)
+PGJQ_API_FUNCTION(progress)
 {
+    require_some(call, cap_worker);
     int64 job_id = job_id_arg(fcinfo, 0);
     char* worker_id = short_text_arg(fcinfo, 1, "worker_id");
     int32 progress = int_arg_in_range(fcinfo, 2, "progress", 0, 100);
     char* stage = optional_short_text_arg(fcinfo, 3, "current_stage");
     SPI_connect();
-    Datum values[4] = {Int64GetDatum(job_id), CStringGetTextDatum(worker_id), Int32GetDatum(progress),
-                       stage ? CStringGetTextDatum(stage) : (Datum) 0};
-    char nulls[4] = {' ', ' ', ' ', stage ? ' ' : 'n'};
-    if (run_plan(saved_plan(&s_progress, k_progress), values, nulls) == 0)
-        raise_not_held(job_id, worker_id);
+    Datum values[5] = {Int64GetDatum(job_id), CStringGetTextDatum(worker_id), Int32GetDatum(progress),
+                       stage ? CStringGetTextDatum(stage) : (Datum) 0, ObjectIdGetDatum(call.caller)};
+    char nulls[5] = {' ', ' ', ' ', stage ? ' ' : 'n', ' '};
+    if (run_plan(saved_plan(&s_progress, call.legacy), values, nulls) == 0)
+        raise_not_held(job_id, worker_id, call.caller);
     SPI_finish();
     PG_RETURN_VOID();
 }

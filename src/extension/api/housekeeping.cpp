@@ -18,16 +18,18 @@ const plan_text k_prune = {
 
 }  // namespace
 
-PGJQ_FUNCTION(recover_stale)
+PGJQ_API_FUNCTION(recover_stale)
 {
+    require_every(call, cap_admin);
     SPI_connect();
     int64 recovered = recover_expired_leases();
     SPI_finish();
     PG_RETURN_INT32(static_cast<int32>(recovered));
 }
 
-PGJQ_FUNCTION(prune)
+PGJQ_API_FUNCTION(prune)
 {
+    require_every(call, cap_admin);
     require_arg(fcinfo, 0, "older_than");
     Interval* older_than = optional_interval_arg(fcinfo, 0, "older_than", true);
     SPI_connect();

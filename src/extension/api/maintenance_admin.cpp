@@ -97,8 +97,9 @@ pid_t wait_for_slot(worker_shared* state, bool want_running, pid_t old_pid, Back
 
 }  // namespace
 
-PGJQ_FUNCTION(worker_status)
+PGJQ_API_FUNCTION(worker_status)
 {
+    require_every(call, cap_admin | cap_observer);
     InitMaterializedSRF(fcinfo, 0);
     auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     worker_shared* state = worker_state_no_error();
@@ -130,8 +131,9 @@ PGJQ_FUNCTION(worker_status)
     return (Datum) 0;
 }
 
-PGJQ_FUNCTION(start_worker)
+PGJQ_API_FUNCTION(start_worker)
 {
+    require_every(call, cap_admin);
     if (RecoveryInProgress())
         ereport(ERROR,
                 (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
@@ -181,8 +183,9 @@ PGJQ_FUNCTION(start_worker)
     PG_RETURN_INT32(static_cast<int32>(pid));
 }
 
-PGJQ_FUNCTION(stop_worker)
+PGJQ_API_FUNCTION(stop_worker)
 {
+    require_every(call, cap_admin);
     worker_shared* state = worker_state();
     pid_t pid = 0;
     SpinLockAcquire(&state->mutex);

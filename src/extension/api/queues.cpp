@@ -9,7 +9,7 @@ namespace {
 using namespace pgjq;
 
 SPIPlanPtr s_insert_queue, s_alter_queue, s_set_paused, s_lock_depth, s_has_live, s_delete_live, s_delete_finished,
-    s_delete_queue;
+    s_delete_queue, s_delete_grants;
 
 // clang-format off
 const plan_text k_insert_queue = {
@@ -38,11 +38,15 @@ const plan_text k_has_live = {
 const plan_text k_delete_live = {"DELETE FROM pgjq.live_jobs WHERE queue_name = $1", 1, {TEXTOID}};
 const plan_text k_delete_finished = {"DELETE FROM pgjq.finished_jobs WHERE queue_name = $1", 1, {TEXTOID}};
 const plan_text k_delete_queue = {"DELETE FROM pgjq.queues WHERE queue_name = $1", 1, {TEXTOID}};
+// From 0.2.0: the queue's capabilities go with it.
+const plan_text k_delete_grants = {"DELETE FROM pgjq.grants WHERE queue_name = $1", 1, {TEXTOID}};
 // clang-format on
 
-Datum set_paused(FunctionCallInfo fcinfo, bool paused)
+Datum set_paused(FunctionCallInfo fcinfo, const api_call& call, bool paused)
 {
+    require_some(call, cap_admin);
     char* queue_name = queue_name_arg(fcinfo, 0);
+    require(call, cap_admin, queue_name);
     SPI_connect();
     Datum values[2] = {CStringGetTextDatum(queue_name), BoolGetDatum(paused)};
     if (run_plan(saved_plan(&s_set_paused, k_set_paused), values, nullptr) == 0)
@@ -53,8 +57,9 @@ Datum set_paused(FunctionCallInfo fcinfo, bool paused)
 
 }  // namespace
 
-PGJQ_FUNCTION(create_queue)
+PGJQ_API_FUNCTION(create_queue)
 {
+    require_every(call, cap_admin);
     char* queue_name = queue_name_arg(fcinfo, 0);
     bool unbounded = PG_ARGISNULL(1);
     if (!unbounded)
@@ -78,9 +83,11 @@ PGJQ_FUNCTION(create_queue)
     PG_RETURN_VOID();
 }
 
-PGJQ_FUNCTION(alter_queue)
+PGJQ_API_FUNCTION(alter_queue)
 {
+    require_some(call, cap_admin);
     char* queue_name = queue_name_arg(fcinfo, 0);
+    require(call, cap_admin, queue_name);
     if (!PG_ARGISNULL(1))
         check_max_pending(PG_GETARG_INT64(1));
     if (!PG_ARGISNULL(3))
@@ -119,9 +126,11 @@ PGJQ_FUNCTION(alter_queue)
     PG_RETURN_VOID();
 }
 
-PGJQ_FUNCTION(drop_queue)
+PGJQ_API_FUNCTION(drop_queue)
 {
+    require_some(call, cap_admin);
     char* queue_name = queue_name_arg(fcinfo, 0);
+    require(call, cap_admin, queue_name);
     require_arg(fcinfo, 1, "force");
     bool force = PG_GETARG_BOOL(1);
 
@@ -143,16 +152,18 @@ PGJQ_FUNCTION(drop_queue)
     }
     run_plan(saved_plan(&s_delete_finished, k_delete_finished), values, nullptr);
     run_plan(saved_plan(&s_delete_queue, k_delete_queue), values, nullptr);
+    if (!call.legacy)
+        run_plan(saved_plan(&s_delete_grants, k_delete_grants), values, nullptr);
     SPI_finish();
     PG_RETURN_VOID();
 }
 
-PGJQ_FUNCTION(pause_queue)
+PGJQ_API_FUNCTION(pause_queue)
 {
-    return set_paused(fcinfo, true);
+    return set_paused(fcinfo, call, true);
 }
 
-PGJQ_FUNCTION(resume_queue)
+PGJQ_API_FUNCTION(resume_queue)
 {
-    return set_paused(fcinfo, false);
+    return set_paused(fcinfo, call, false);
 }

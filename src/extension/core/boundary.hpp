@@ -8,6 +8,7 @@
 #pragma once
 
 #include "core/pg.hpp"
+#include "core/privileges.hpp"
 
 namespace pgjq {
 
@@ -54,4 +55,22 @@ inline void worker_entry(const char* who, Main main)
     Datum pgjq_##sql_name(PG_FUNCTION_ARGS) { return pgjq::entry(fcinfo, sql_name##_impl); } \
     }                                                                                  \
     static Datum sql_name##_impl(FunctionCallInfo fcinfo)
+
+// A function of the SQL API: the same bridge, and around the call the caller's identity (api_call, see
+// core/privileges.hpp): recorded, checked by the body, and replaced by the extension's owner's until the
+// body returns.
+#define PGJQ_API_FUNCTION(sql_name)                                                    \
+    static Datum sql_name##_impl(FunctionCallInfo fcinfo, const pgjq::api_call& call); \
+    static Datum sql_name##_as_owner(FunctionCallInfo fcinfo)                          \
+    {                                                                                  \
+        pgjq::api_call call = pgjq::begin_api_call();                                  \
+        Datum result = sql_name##_impl(fcinfo, call);                                  \
+        pgjq::end_api_call(call);                                                      \
+        return result;                                                                 \
+    }                                                                                  \
+    extern "C" {                                                                       \
+    PG_FUNCTION_INFO_V1(pgjq_##sql_name);                                              \
+    Datum pgjq_##sql_name(PG_FUNCTION_ARGS) { return pgjq::entry(fcinfo, sql_name##_as_owner); } \
+    }                                                                                  \
+    static Datum sql_name##_impl(FunctionCallInfo fcinfo, const pgjq::api_call& call)
 // clang-format on

@@ -20,24 +20,71 @@ int version_number(const char* version)
     return major * 10000 + minor * 100 + patch;
 }
 
-char* installed_version()
+// pgjq's row of pg_extension (copied into `into`), or nullptr.
+static HeapTuple extension_row(MemoryContext into, TupleDesc* desc)
 {
-    // As get_extension_oid does, by the unique index on the name; extversion is never null.
+    // As get_extension_oid does, by the unique index on the name.
     Relation rel = table_open(ExtensionRelationId, AccessShareLock);
     ScanKeyData key;
     ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ, CStringGetDatum("pgjq"));
     SysScanDesc scan = systable_beginscan(rel, ExtensionNameIndexId, true, nullptr, 1, &key);
     HeapTuple tuple = systable_getnext(scan);
-    char* version = nullptr;
+    HeapTuple copy = nullptr;
     if (HeapTupleIsValid(tuple)) {
-        bool isnull;
-        Datum value = heap_getattr(tuple, Anum_pg_extension_extversion, RelationGetDescr(rel), &isnull);
-        if (!isnull)
-            version = TextDatumGetCString(value);
+        MemoryContext caller = MemoryContextSwitchTo(into);
+        copy = heap_copytuple(tuple);
+        *desc = CreateTupleDescCopy(RelationGetDescr(rel));
+        MemoryContextSwitchTo(caller);
     }
     systable_endscan(scan);
     table_close(rel, AccessShareLock);
-    return version;
+    return copy;
+}
+
+char* installed_version()
+{
+    TupleDesc desc;
+    HeapTuple row = extension_row(CurrentMemoryContext, &desc);
+    if (row == nullptr)
+        return nullptr;
+    bool isnull;
+    Datum value = heap_getattr(row, Anum_pg_extension_extversion, desc, &isnull);  // never null
+    return isnull ? nullptr : TextDatumGetCString(value);
+}
+
+static installation s_installation;
+static bool s_installation_valid = false;
+static uint64 s_invalidations = 0;  // tells a read that an invalidation arrived while it ran
+
+static void forget_installation(Datum, Oid)
+{
+    s_installation_valid = false;
+    s_invalidations++;
+}
+
+const installation& current_installation()
+{
+    if (s_installation_valid)
+        return s_installation;
+    uint64 invalidations_before = s_invalidations;
+    TupleDesc desc;
+    HeapTuple row = extension_row(CurrentMemoryContext, &desc);
+    installation found = {false, -1, InvalidOid};
+    if (row != nullptr) {
+        bool isnull;
+        Datum version = heap_getattr(row, Anum_pg_extension_extversion, desc, &isnull);
+        found.installed = true;
+        found.version = isnull ? -1 : version_number(TextDatumGetCString(version));
+        found.owner = reinterpret_cast<Form_pg_extension>(GETSTRUCT(row))->extowner;
+    }
+    s_installation = found;
+    s_installation_valid = s_invalidations == invalidations_before;  // else read again next time
+    return s_installation;
+}
+
+void register_catalog_callback()
+{
+    CacheRegisterRelcacheCallback(forget_installation, (Datum) 0);
 }
 
 Oid pgjq_relation(const char* name)

@@ -19,6 +19,22 @@ int version_number(const char* version);
 // Needs a transaction.
 char* installed_version();
 
+// What this backend knows of pgjq in its database, read from pg_extension once and again after any
+// relcache invalidation: ALTER EXTENSION pgjq UPDATE alters pgjq's tables, which sends one to every
+// backend, so each sees the new version from its next transaction on. Needs a transaction.
+struct installation {
+    bool installed;
+    int version;  // version_number() of extversion
+    Oid owner;    // extowner: the role the SQL functions act as
+};
+const installation& current_installation();
+
+// The version from which capabilities are rows of pgjq.grants and jobs record their roles.
+constexpr int k_version_capabilities = 200;  // 0.2.0
+
+// _PG_init: forget what current_installation() read when the relcache is invalidated.
+void register_catalog_callback();
+
 // The OID of pgjq's relation `name` (table or sequence), InvalidOid while the extension's schema or the
 // relation does not exist.
 Oid pgjq_relation(const char* name);

@@ -11,3 +11,11 @@
     "NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, " alias ".attempts, " alias ".max_attempts, " \
     alias ".last_error"
 // clang-format on
+
+// The condition that the role in `param` holds the job (alias `alias`): it claimed it, or has the
+// privileges of the role that did. Jobs claimed before 0.2.0 recorded no role. From 0.2.0 only.
+// clang-format off
+#define PGJQ_HELD_BY_ROLE(alias, param)                                                                \
+    " AND (" alias "claimed_by IS NULL OR " alias "claimed_by = " param                                \
+    " OR pg_catalog.pg_has_role(" param "::oid, " alias "claimed_by::oid, 'USAGE'))"
+// clang-format on

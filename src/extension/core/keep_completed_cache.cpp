@@ -1,13 +1,11 @@
-// keep_completed_cache.cpp: the backend's list of queues that delete their completed jobs, and the
-// trigger that tells every backend to forget it when pgjq.queues changes.
+// keep_completed_cache.cpp: the backend's list of queues that delete their completed jobs, forgotten
+// when pgjq.queues changes (api/cache_triggers.cpp).
 //
 // Why a cache: reading the setting inside the archive statement (an InitPlan over pgjq.queues) cost
 // every completion about 5 % of a batch-1 drain's server CPU (measured), although almost no queue uses it.
 #include "core/keep_completed_cache.hpp"
-#include "core/boundary.hpp"
 #include "core/catalog.hpp"
 #include "core/spi.hpp"
-#include "core/trigger.hpp"
 
 namespace {
 
@@ -68,12 +66,3 @@ void register_keep_completed_callback()
 }
 
 }  // namespace pgjq
-
-// Statement trigger on pgjq.queues: every backend re-reads the list after this transaction commits
-// (this backend at its next command).
-PGJQ_FUNCTION(queues_changed)
-{
-    TriggerData* trigger = trigger_data(fcinfo, "queues_changed");
-    CacheInvalidateRelcache(trigger->tg_relation);
-    return PointerGetDatum(nullptr);
-}

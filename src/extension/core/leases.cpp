@@ -37,8 +37,14 @@ int64 recover_expired_leases()
     run_plan(saved_plan(&s_spent_expired, k_spent_expired), nullptr, nullptr);
     bool isnull, found;
     Datum spent = first_value(&isnull, &found);
-    uint64 failed = archive_jobs(spent, nullptr, "failed", nullptr,
-                                 "lease expired on the last attempt: the worker stopped reporting", nullptr);
+    archive_request r = {spent,
+                         "failed",
+                         nullptr,
+                         nullptr,
+                         InvalidOid,
+                         nullptr,
+                         "lease expired on the last attempt: the worker stopped reporting"};
+    uint64 failed = archive_jobs(r);
     return static_cast<int64>(requeued + failed);
 }
 

@@ -3,7 +3,9 @@
 // one round of executor work whatever its size.
 #include "core/lifecycle.hpp"
 
+#include "core/catalog.hpp"
 #include "core/depth.hpp"
+#include "core/job_columns.hpp"
 #include "core/keep_completed_cache.hpp"
 #include "core/limits.hpp"
 #include "core/refusals.hpp"
@@ -12,22 +14,25 @@
 
 namespace pgjq {
 
-static SPIPlanPtr s_archive, s_archive_some_discarded;
-
 // clang-format off
-#define ARCHIVE_DELETE(extra_column)                                                                   \
+// $1 ids, $2 the holding worker id (NULL: any), $3 status, $4 result, $5 last_error, $6 this backend's
+// counter slot, $7 the worker of a job claimed in this transaction (claim_in_transaction), whose row still
+// holds the state it had before the claim: the history records that worker, this attempt and the claim's
+// time; $8 the queues that keep no completed jobs; $9 the calling role (from 0.2.0, which records roles).
+#define ARCHIVE_DELETE(holder_condition, extra_column)                                                 \
     "WITH done AS ("                                                                                   \
     "  DELETE FROM pgjq.live_jobs"                                                                     \
-    "   WHERE id = ANY ($1) AND ($2::text IS NULL OR (worker_id = $2 AND status <> 'pending'))"        \
+    "   WHERE id = ANY ($1) AND ($2::text IS NULL OR (worker_id = $2 AND status <> 'pending'"          \
+    holder_condition "))"                                                                              \
     "  RETURNING *" extra_column "),"
-// $7: the worker of a job claimed in this transaction (claim_in_transaction), whose row still holds the
-// state it had before the claim: the history records that worker, this attempt and the claim's time.
-#define ARCHIVE_INSERT(condition)                                                                      \
+// A report must come from the role that claimed the job or a role with its privileges.
+#define HOLDER_ROLE PGJQ_HELD_BY_ROLE("", "$9")
+#define ARCHIVE_INSERT(role_columns, role_values, condition)                                          \
     " archived AS ("                                                                                   \
     "  INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, result, run_at," \
     "    unique_key, progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at,"        \
     "    lease_expires_at, created_at, started_at, completed_at, failed_at, cancelled_at, finished_at,"  \
-    "    attempts, max_attempts, last_error)"                                                          \
+    "    attempts, max_attempts, last_error" role_columns ")"                                          \
     "  SELECT id, queue_name, job_type, priority, $3::pgjq.job_status, payload, $4, run_at,"           \
     "    unique_key, CASE WHEN $3 = 'completed' THEN 100 ELSE progress END, current_stage, events_count," \
     "    coalesce($7, worker_id), CASE WHEN $7 IS NULL THEN claimed_at ELSE now() END,"                 \
@@ -37,26 +42,32 @@ static SPIPlanPtr s_archive, s_archive_some_discarded;
     "    CASE WHEN $3 = 'failed' THEN statement_timestamp() END,"                                       \
     "    CASE WHEN $3 = 'cancelled' THEN statement_timestamp() END, statement_timestamp(),"             \
     "    attempts + CASE WHEN $7 IS NULL THEN 0 ELSE 1 END, max_attempts, coalesce($5, last_error)"     \
-    "  FROM done" condition "),"
+    role_values "  FROM done" condition "),"
 #define ARCHIVE_COUNT                                                                                  \
     " counted AS ("                                                                                    \
     "  UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - a.n"                                  \
     "    FROM (SELECT queue_name, count(*) AS n FROM done GROUP BY queue_name) a"                      \
     "   WHERE d.queue_name = a.queue_name AND d.slot = $6)"
-#define ARCHIVE_TYPES {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, INT2OID, TEXTOID, TEXTARRAYOID}
+#define ARCHIVE_TYPES {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, INT2OID, TEXTOID, TEXTARRAYOID, REGROLEOID}
+#define ROLE_COLUMNS ", enqueued_by, claimed_by"
+#define ROLE_VALUES ", enqueued_by, CASE WHEN $7 IS NULL THEN claimed_by ELSE $9 END"
+#define RETURN_MOVED " SELECT count(*), coalesce(array_agg(id), '{}') FROM done"
+// Completion while some queue has keep_completed = false: their jobs are deleted without a history row,
+// and their pgjq_job_finished notices are sent by archive_jobs, since no insert into finished_jobs fires
+// the trigger that sends them.
+#define KEEP_OR_DISCARD ", queue_name <> ALL ($8) AS kept"
+#define RETURN_MOVED_AND_DISCARDED                                                                     \
+    " SELECT count(*), coalesce(array_agg(id), '{}'),"                                                 \
+    "        array_agg(id) FILTER (WHERE NOT kept), array_agg(queue_name) FILTER (WHERE NOT kept) FROM done"
 
-static const plan_text k_archive = {
-    ARCHIVE_DELETE("") ARCHIVE_INSERT("") ARCHIVE_COUNT
-    " SELECT count(*), coalesce(array_agg(id), '{}') FROM done",
-    7, ARCHIVE_TYPES};
-// Completion while some queue has keep_completed = false: their jobs are deleted
-// without a history row, and their pgjq_job_finished notices are sent by archive_jobs, since no insert
-// into finished_jobs fires the trigger that sends them ($8: those queues).
-static const plan_text k_archive_some_discarded = {
-    ARCHIVE_DELETE(", queue_name <> ALL ($8) AS kept") ARCHIVE_INSERT(" WHERE kept") ARCHIVE_COUNT
-    " SELECT count(*), coalesce(array_agg(id), '{}'),"
-    "        array_agg(id) FILTER (WHERE NOT kept), array_agg(queue_name) FILTER (WHERE NOT kept) FROM done",
-    8, ARCHIVE_TYPES};
+static versioned_plan s_archive = {
+    {ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, "") ARCHIVE_COUNT RETURN_MOVED, 9, ARCHIVE_TYPES},
+    {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") ARCHIVE_COUNT RETURN_MOVED, 7, ARCHIVE_TYPES}};
+static versioned_plan s_archive_some_discarded = {
+    {ARCHIVE_DELETE(HOLDER_ROLE, KEEP_OR_DISCARD) ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, " WHERE kept") ARCHIVE_COUNT
+     RETURN_MOVED_AND_DISCARDED, 9, ARCHIVE_TYPES},
+    {ARCHIVE_DELETE("", KEEP_OR_DISCARD) ARCHIVE_INSERT("", "", " WHERE kept") ARCHIVE_COUNT
+     RETURN_MOVED_AND_DISCARDED, 8, ARCHIVE_TYPES}};
 // clang-format on
 
 // The finished notices of jobs deleted without a history row (see k_archive_some_discarded).
@@ -71,25 +82,27 @@ static void announce_discarded(ArrayType* ids, ArrayType* queues, const char* st
         announce_finished(id_values[i], TextDatumGetCString(queue_names[i]), status);
 }
 
-uint64 archive_jobs(Datum ids, const char* holder, const char* status, Jsonb* result, const char* last_error,
-                    Datum* moved, const char* claimed_here_by)
+uint64 archive_jobs(const archive_request& r, Datum* moved)
 {
-    Datum values[8] = {ids,
-                       holder ? CStringGetTextDatum(holder) : (Datum) 0,
-                       CStringGetTextDatum(status),
-                       result ? JsonbPGetDatum(result) : (Datum) 0,
-                       last_error ? CStringGetTextDatum(last_error) : (Datum) 0,
+    Datum values[9] = {r.ids,
+                       r.holder ? CStringGetTextDatum(r.holder) : (Datum) 0,
+                       CStringGetTextDatum(r.status),
+                       r.result ? JsonbPGetDatum(r.result) : (Datum) 0,
+                       r.last_error ? CStringGetTextDatum(r.last_error) : (Datum) 0,
                        Int16GetDatum(depth_slot()),
-                       claimed_here_by ? CStringGetTextDatum(claimed_here_by) : (Datum) 0,
-                       (Datum) 0};
-    char nulls[8] = {' ', holder ? ' ' : 'n',          ' ', result ? ' ' : 'n', last_error ? ' ' : 'n',
-                     ' ', claimed_here_by ? ' ' : 'n', ' '};
-    ArrayType* discarding = strcmp(status, "completed") == 0 ? queues_not_keeping_completed() : nullptr;
+                       r.claimed_here_by ? CStringGetTextDatum(r.claimed_here_by) : (Datum) 0,
+                       (Datum) 0,
+                       ObjectIdGetDatum(r.role)};
+    char nulls[9] = {' ', r.holder ? ' ' : 'n',          ' ', r.result ? ' ' : 'n',          r.last_error ? ' ' : 'n',
+                     ' ', r.claimed_here_by ? ' ' : 'n', 'n', OidIsValid(r.role) ? ' ' : 'n'};
+    bool legacy = current_installation().version < k_version_capabilities;
+    ArrayType* discarding = strcmp(r.status, "completed") == 0 ? queues_not_keeping_completed() : nullptr;
     if (discarding) {
         values[7] = PointerGetDatum(discarding);
-        run_plan(saved_plan(&s_archive_some_discarded, k_archive_some_discarded), values, nulls);
+        nulls[7] = ' ';
+        run_plan(saved_plan(&s_archive_some_discarded, legacy), values, nulls);
     } else {
-        run_plan(saved_plan(&s_archive, k_archive), values, nulls);
+        run_plan(saved_plan(&s_archive, legacy), values, nulls);
     }
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
@@ -101,7 +114,7 @@ uint64 archive_jobs(Datum ids, const char* holder, const char* status, Jsonb* re
     Datum discarded_ids = discarding ? SPI_getbinval(row, desc, 3, &none_discarded) : (Datum) 0;
     if (!none_discarded)
         announce_discarded(DatumGetArrayTypeP(discarded_ids), DatumGetArrayTypeP(SPI_getbinval(row, desc, 4, &isnull)),
-                           status);
+                           r.status);
     return static_cast<uint64>(count);
 }
 
@@ -173,16 +186,17 @@ int64 first_not_moved(ArrayType* ids, Datum moved)
     return given[0];
 }
 
-int64 complete_held_jobs(ArrayType* ids, const char* worker_id, const char* arg_name)
+int64 complete_held_jobs(Oid role, ArrayType* ids, const char* worker_id, const char* arg_name)
 {
     int distinct;
     distinct_job_ids(ids, arg_name, &distinct);
     if (distinct == 0)
         return 0;
     Datum moved;
-    uint64 count = archive_jobs(PointerGetDatum(ids), worker_id, "completed", nullptr, nullptr, &moved);
+    archive_request r = {PointerGetDatum(ids), "completed", worker_id, nullptr, role, nullptr, nullptr};
+    uint64 count = archive_jobs(r, &moved);
     if (count < static_cast<uint64>(distinct))
-        raise_not_held(first_not_moved(ids, moved), worker_id);
+        raise_not_held(first_not_moved(ids, moved), worker_id, role);
     return static_cast<int64>(count);
 }
 

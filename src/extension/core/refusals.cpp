@@ -1,17 +1,60 @@
 // refusals.cpp: the diagnosis behind a refused worker call (see refusals.hpp). It runs only on the
 // error path, so the hot paths stay a single statement.
 #include "core/refusals.hpp"
+
+#include "core/catalog.hpp"
+#include "core/privileges.hpp"
 #include "core/spi.hpp"
 #include "core/sqlstate.hpp"
 #include "core/transaction_claims.hpp"
 
+extern "C" {
+#include "utils/acl.h"
+}
+
 namespace pgjq {
 
-static SPIPlanPtr s_job_state;
 // clang-format off
-static const plan_text k_job_state = {
-    "SELECT status::text, worker_id FROM pgjq.jobs WHERE id = $1", 1, {INT8OID}};
+static versioned_plan s_job_state = {
+    {"SELECT status::text, worker_id, claimed_by::oid, queue_name, enqueued_by::oid FROM pgjq.jobs WHERE id = $1",
+     1, {INT8OID}},
+    {"SELECT status::text, worker_id, NULL::oid, queue_name, NULL::oid FROM pgjq.jobs WHERE id = $1", 1, {INT8OID}}};
 // clang-format on
+
+namespace {
+
+// The job as a refusal needs it; `found` is false when no such job exists, or when `role` may not read it
+// (another tenant's job: its existence is not told either).
+struct job_state {
+    bool found;
+    const char* status;
+    const char* worker_id;
+    Oid claimed_by;
+};
+
+job_state read_job_state(int64 job_id, Oid role)
+{
+    Datum values[1] = {Int64GetDatum(job_id)};
+    bool legacy = current_installation().version < k_version_capabilities;
+    run_plan(saved_plan(&s_job_state, legacy), values, nullptr, 1);
+    job_state state = {false, nullptr, nullptr, InvalidOid};
+    if (SPI_processed == 0)
+        return state;
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool isnull;
+    Datum claimed_by = SPI_getbinval(row, desc, 3, &isnull);
+    state.claimed_by = isnull ? InvalidOid : DatumGetObjectId(claimed_by);
+    Datum enqueued_by = SPI_getbinval(row, desc, 5, &isnull);
+    if (!legacy && !may_read_job(role, SPI_getvalue(row, desc, 4), isnull ? InvalidOid : DatumGetObjectId(enqueued_by)))
+        return state;
+    state.found = true;
+    state.status = SPI_getvalue(row, desc, 1);
+    state.worker_id = SPI_getvalue(row, desc, 2);
+    return state;
+}
+
+}  // namespace
 
 void raise_no_such_job(int64 job_id)
 {
@@ -19,23 +62,29 @@ void raise_no_such_job(int64 job_id)
     pg_unreachable();
 }
 
-void raise_not_held(int64 job_id, const char* worker_id)
+void raise_not_held(int64 job_id, const char* worker_id, Oid role)
 {
-    Datum values[1] = {Int64GetDatum(job_id)};
-    run_plan(saved_plan(&s_job_state, k_job_state), values, nullptr, 1);
-    if (SPI_processed == 0)
+    job_state job = read_job_state(job_id, role);
+    if (!job.found)
         raise_no_such_job(job_id);
-
-    char* status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-    char* holder = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-    bool was_mine = holder != nullptr && strcmp(holder, worker_id) == 0;
+    const char* status = job.status;
+    const char* holder = job.worker_id;
+    bool held = strcmp(status, "claimed") == 0 || strcmp(status, "running") == 0;
+    bool my_role = !OidIsValid(job.claimed_by) || job.claimed_by == role || has_privs_of_role(role, job.claimed_by);
+    bool was_mine = holder != nullptr && strcmp(holder, worker_id) == 0 && my_role;
 
     if (was_mine && strcmp(status, "cancelled") == 0)
         ereport(ERROR,
                 (errcode(PGJQ_ERRCODE_JOB_CANCELLED), errmsg("job %lld was cancelled", (long long) job_id),
                  errdetail("Worker \"%s\" held the job when it was cancelled.", worker_id),
                  errhint("Stop working on the job; its outcome is no longer recorded.")));
-    if (holder != nullptr && !was_mine && (strcmp(status, "claimed") == 0 || strcmp(status, "running") == 0))
+    if (held && holder != nullptr && strcmp(holder, worker_id) == 0 && !my_role)
+        ereport(ERROR,
+                (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),
+                 errmsg("worker \"%s\" does not hold job %lld", worker_id, (long long) job_id),
+                 errdetail("Another role claimed it under that worker id."),
+                 errhint("Only the role that claimed a job, or a member of it, may report on it.")));
+    if (held && holder != nullptr && !was_mine)
         ereport(ERROR,
                 (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),
                  errmsg("worker \"%s\" does not hold job %lld", worker_id, (long long) job_id),
@@ -49,17 +98,16 @@ void raise_not_held(int64 job_id, const char* worker_id)
     pg_unreachable();
 }
 
-// The job's status, or null when no such job exists (live or finished).
-static const char* job_status(int64 job_id)
+// The job's status, or null when no such job exists (live or finished) or `role` may not read it.
+static const char* job_status(int64 job_id, Oid role)
 {
-    Datum values[1] = {Int64GetDatum(job_id)};
-    run_plan(saved_plan(&s_job_state, k_job_state), values, nullptr, 1);
-    return SPI_processed == 0 ? nullptr : SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    job_state job = read_job_state(job_id, role);
+    return job.found ? job.status : nullptr;
 }
 
-void require_claimed_here(int64 job_id, const char* worker_id)
+void require_claimed_here(int64 job_id, const char* worker_id, Oid role)
 {
-    claim_here_state state = claimed_here(job_id, worker_id);
+    claim_here_state state = claimed_here(job_id, worker_id, role);
     if (state == claim_here_state::held)
         return;
     if (state == claim_here_state::already_reported)
@@ -71,7 +119,7 @@ void require_claimed_here(int64 job_id, const char* worker_id)
                 (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),
                  errmsg("worker \"%s\" does not hold job %lld", worker_id, (long long) job_id),
                  errdetail("This transaction claimed the job for another worker id.")));
-    const char* status = job_status(job_id);
+    const char* status = job_status(job_id, role);
     if (status == nullptr)
         raise_no_such_job(job_id);
     ereport(ERROR,
@@ -83,9 +131,9 @@ void require_claimed_here(int64 job_id, const char* worker_id)
                      "claim_job_batch are reported with complete and fail.")));
 }
 
-void raise_gone_from_transaction(int64 job_id)
+void raise_gone_from_transaction(int64 job_id, Oid role)
 {
-    const char* status = job_status(job_id);
+    const char* status = job_status(job_id, role);
     if (status != nullptr && strcmp(status, "cancelled") == 0)
         ereport(ERROR,
                 (errcode(PGJQ_ERRCODE_JOB_CANCELLED), errmsg("job %lld was cancelled", (long long) job_id),

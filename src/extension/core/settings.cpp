@@ -32,10 +32,11 @@ void define_settings()
                             "Largest payload or result, in bytes, that pgjq accepts for one job.",
                             "Larger values are rejected with SQLSTATE 54000.", &max_payload_bytes, 1024 * 1024, 1,
                             256 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
-    DefineCustomIntVariable("pgjq.depth_slot",
-                            "Counter slot of pgjq.queue_depth this session writes (-1: chosen by backend).",
-                            "For tests that need two sessions to share or not share a slot.", &forced_depth_slot, -1,
-                            -1, k_depth_slots - 1, PGC_USERSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pgjq.depth_slot", "Counter slot of pgjq.queue_depth this session writes (-1: chosen by backend).",
+        "For tests that need two sessions to share or not share a slot. Superusers only: a "
+        "session holding every slot's row would block a queue's producers and workers.",
+        &forced_depth_slot, -1, -1, k_depth_slots - 1, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pgjq.naptime", "Longest time a pgjq maintenance worker sleeps between two passes.",
                             "Workers wake earlier for due jobs, expiring leases and pruning.", &maintenance_naptime_ms,
                             5000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);

@@ -21,6 +21,11 @@ SPIPlanPtr saved_plan(SPIPlanPtr* slot, const plan_text& text)
     return plan;
 }
 
+SPIPlanPtr saved_plan(versioned_plan* plan, bool legacy)
+{
+    return legacy ? saved_plan(&plan->legacy_plan, plan->legacy) : saved_plan(&plan->current_plan, plan->current);
+}
+
 uint64 run_plan(SPIPlanPtr plan, const Datum* values, const char* nulls, long max_rows)
 {
     int rc = SPI_execute_plan(plan, const_cast<Datum*>(values), nulls, false, max_rows);

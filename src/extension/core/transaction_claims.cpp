@@ -2,7 +2,12 @@
 // It lives in TopTransactionContext, so it is freed with the transaction; the callbacks below only drop the
 // pointer to it and keep it in step with subtransactions.
 #include "core/transaction_claims.hpp"
+
 #include "core/lifecycle.hpp"
+
+extern "C" {
+#include "utils/acl.h"
+}
 
 namespace {
 
@@ -13,6 +18,7 @@ struct claim_entry {
     SubTransactionId claimed_in;   // the subtransaction whose row lock holds the job
     SubTransactionId reported_in;  // InvalidSubTransactionId until completed or failed here
     const char* worker_id;         // in TopTransactionContext
+    Oid role;                      // the role that claimed it
 };
 
 HTAB* s_claims = nullptr;
@@ -64,7 +70,7 @@ claim_entry* find(int64 id)
 
 namespace pgjq {
 
-void remember_claimed_here(int64 id, const char* worker_id)
+void remember_claimed_here(int64 id, const char* worker_id, Oid role)
 {
     if (!s_callbacks_registered) {
         RegisterXactCallback(forget_at_transaction_end, nullptr);
@@ -83,14 +89,15 @@ void remember_claimed_here(int64 id, const char* worker_id)
     e->claimed_in = GetCurrentSubTransactionId();
     e->reported_in = InvalidSubTransactionId;
     e->worker_id = MemoryContextStrdup(TopTransactionContext, worker_id);
+    e->role = role;
 }
 
-claim_here_state claimed_here(int64 id, const char* worker_id)
+claim_here_state claimed_here(int64 id, const char* worker_id, Oid role)
 {
     claim_entry* e = find(id);
     if (e == nullptr)
         return claim_here_state::not_claimed;
-    if (strcmp(e->worker_id, worker_id) != 0)
+    if (strcmp(e->worker_id, worker_id) != 0 || (role != e->role && !has_privs_of_role(role, e->role)))
         return claim_here_state::other_worker;
     if (e->reported_in != InvalidSubTransactionId)
         return claim_here_state::already_reported;

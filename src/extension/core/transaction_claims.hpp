@@ -10,13 +10,14 @@
 
 namespace pgjq {
 
-// Records that this transaction has just locked job `id` for `worker_id`.
-void remember_claimed_here(int64 id, const char* worker_id);
+// Records that this transaction has just locked job `id` for `worker_id`, as role `role`.
+void remember_claimed_here(int64 id, const char* worker_id, Oid role);
 
 enum class claim_here_state { not_claimed, other_worker, already_reported, held };
 
-// What this transaction may do with job `id` as `worker_id`.
-claim_here_state claimed_here(int64 id, const char* worker_id);
+// What this transaction may do with job `id` as `worker_id` and `role` (which must have the privileges of
+// the role that claimed it: a session may SET ROLE in between).
+claim_here_state claimed_here(int64 id, const char* worker_id, Oid role);
 
 // Marks job `id` as completed or failed by this transaction (it must be held).
 void mark_reported_here(int64 id);

@@ -1,0 +1,19 @@
+// visibility.cpp: may_read_queue and may_read_job, the row filters of the views pgjq.queue_stats and
+// pgjq.jobs (and of pgjq.queues' row security): each role sees the queues and jobs that
+// core/privileges.hpp lets it read. They run as the reader, who is who they ask about.
+#include "core/boundary.hpp"
+
+PGJQ_FUNCTION(may_read_queue)
+{
+    char* queue_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+    PG_RETURN_BOOL(pgjq::may_read_queue(GetUserId(), queue_name));
+}
+
+PGJQ_FUNCTION(may_read_job)
+{
+    if (PG_ARGISNULL(0))
+        PG_RETURN_BOOL(false);
+    char* queue_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+    Oid enqueued_by = PG_ARGISNULL(1) ? InvalidOid : PG_GETARG_OID(1);
+    PG_RETURN_BOOL(pgjq::may_read_job(GetUserId(), queue_name, enqueued_by));
+}

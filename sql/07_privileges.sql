@@ -32,17 +32,17 @@ SELECT pgjq.grant_observer('regress_pgjq_observer');
 SELECT pgjq.grant_producer('regress_pgjq_team');
 SELECT pgjq.grant_producer('regress_pgjq_both');
 SELECT pgjq.grant_worker('regress_pgjq_both');
-SELECT grantee, capability, queue_name FROM pgjq.grants ORDER BY 1::text, 2, 3;
+SELECT grantee, capability, queue_name FROM pgjq.grants ORDER BY grantee::text, capability, queue_name;
 
 -- The schema's surface: the API functions are executable by every role and check capabilities
 -- themselves; the helpers that change capabilities, the tables and the sequence are the owner's alone.
 SELECT p.oid::regprocedure AS not_public_function FROM pg_proc p
  WHERE p.pronamespace = 'pgjq'::regnamespace AND p.prorettype <> 'trigger'::regtype
    AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text;
 SELECT c.oid::regclass AS relation, has_table_privilege('public', c.oid, 'SELECT') AS public_select,
        has_table_privilege('public', c.oid, 'INSERT') AS public_insert
-  FROM pg_class c WHERE c.relnamespace = 'pgjq'::regnamespace AND c.relkind IN ('r', 'v', 'S') ORDER BY 1::text;
+  FROM pg_class c WHERE c.relnamespace = 'pgjq'::regnamespace AND c.relkind IN ('r', 'v', 'S') ORDER BY c.oid::regclass::text;
 -- no role is granted write access to the tables
 SELECT c.oid::regclass AS writable, a.privilege_type FROM pg_class c, aclexplode(c.relacl) a
  WHERE c.relnamespace = 'pgjq'::regnamespace AND c.relkind = 'r' AND a.grantee <> c.relowner
@@ -52,7 +52,7 @@ SELECT p.oid::regprocedure AS unpinned_definer FROM pg_proc p
  WHERE p.pronamespace = 'pgjq'::regnamespace AND p.prosecdef
    AND NOT coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false);
 SELECT p.oid::regprocedure AS definer FROM pg_proc p
- WHERE p.pronamespace = 'pgjq'::regnamespace AND p.prosecdef ORDER BY 1::text;
+ WHERE p.pronamespace = 'pgjq'::regnamespace AND p.prosecdef ORDER BY p.oid::regprocedure::text;
 
 -- Every function refuses a role without a capability, before it looks at its arguments (all NULL here).
 SET ROLE regress_pgjq_nobody;
@@ -64,7 +64,7 @@ BEGIN
     FOR f IN SELECT p.oid FROM pg_proc p
               WHERE p.pronamespace = 'pgjq'::regnamespace AND p.prorettype <> 'trigger'::regtype
                 AND p.proname NOT IN ('may_read_queue', 'may_read_job')
-                AND has_function_privilege(p.oid, 'EXECUTE') ORDER BY 1::text LOOP
+                AND has_function_privilege(p.oid, 'EXECUTE') ORDER BY p.oid::regprocedure::text LOOP
         BEGIN
             EXECUTE format('SELECT * FROM %s(%s)', f::oid::regproc,
                            (SELECT string_agg('NULL', ', ') FROM pg_proc p, unnest(p.proargtypes) WHERE p.oid = f));

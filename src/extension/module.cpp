@@ -4,6 +4,7 @@
 #include "core/keep_completed_cache.hpp"
 #include "core/privileges.hpp"
 #include "core/settings.hpp"
+#include "maintenance/database_commands.hpp"
 #include "maintenance/launcher.hpp"
 #include "maintenance/notification_relay.hpp"
 #include "maintenance/shared_state.hpp"
@@ -45,6 +46,7 @@ void _PG_init(void)
     pgjq::register_keep_completed_callback();
     pgjq::register_catalog_callback();
     pgjq::register_privileges_callback();
+    pgjq::register_database_commands_hook();
     if (!process_shared_preload_libraries_in_progress || IsBinaryUpgrade)
         return;
     s_prev_shmem_request = shmem_request_hook;

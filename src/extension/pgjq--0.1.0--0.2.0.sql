@@ -296,3 +296,17 @@ REVOKE ALL ON FUNCTION pgjq.relation_changed(), pgjq.adopt_legacy_grants(), pgjq
     pgjq.grant_observer(name, text), pgjq.revoke_producer(name, text), pgjq.revoke_worker(name, text),
     pgjq.revoke_admin(name, text), pgjq.revoke_observer(name, text) FROM PUBLIC;
 REVOKE ALL ON pgjq.grants FROM PUBLIC;
+
+-- Bounded settings ----------------------------------------------------------------------------------
+-- Each interval has a maximum (core/limits.hpp), so that now() + lease, the retry backoff and
+-- now() - retention can never overflow: 0.1.0 took '178000000 years' as a lease, after which every claim
+-- of the queue failed, and '200000 years' as a retention, after which every prune did. A queue of 0.1.0
+-- with a longer setting keeps the longest one allowed; the table refuses longer ones from now on.
+UPDATE pgjq.queues SET lease = least(lease, interval '1 year'), retry_base = least(retry_base, interval '1 year'),
+       retry_cap = least(retry_cap, interval '1 year'), retention = least(retention, interval '100 years')
+ WHERE lease > interval '1 year' OR retry_base > interval '1 year' OR retry_cap > interval '1 year'
+    OR retention > interval '100 years';
+ALTER TABLE pgjq.queues
+    ADD CONSTRAINT lease_bounded CHECK (lease <= interval '1 year'),
+    ADD CONSTRAINT retry_bounded CHECK (retry_base <= interval '1 year' AND retry_cap <= interval '1 year'),
+    ADD CONSTRAINT retention_bounded CHECK (retention <= interval '100 years');

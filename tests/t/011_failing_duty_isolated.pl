@@ -17,8 +17,7 @@ $node->safe_psql('postgres', q{
 	SELECT pgjq.alter_queue('default', lease => '1 second');
 });
 wait_for_maintenance($node, 'postgres');
-# The relay is attached once the worker has run: transactions hand their notifications to it. The prune
-# only computes its bound when there is a finished job to look at.
+# The relay is attached once the worker has run: transactions hand their notifications to it.
 my $warm_up = $node->safe_psql('postgres', q{SELECT pgjq.enqueue('warm-up', '{}')});
 $node->safe_psql('postgres', qq{
 	SELECT id FROM pgjq.claim_job_batch('w', ARRAY['warm-up'], 1);
@@ -26,7 +25,7 @@ $node->safe_psql('postgres', qq{
 });
 
 my $log_offset = -s $node->logfile;
-$node->safe_psql('postgres', q{SELECT pgjq.alter_queue('default', retention => '200000 years')});
+$node->safe_psql('postgres', q{ALTER SYSTEM SET pgjq.test_failing_duty = 'prune'; SELECT pg_reload_conf();});
 $node->poll_query_until('postgres',
 	q{SELECT errors > 0 AND last_error LIKE 'prune:%' FROM pgjq.worker_status() WHERE datname = 'postgres'})
   or die 'the prune did not fail';
@@ -55,11 +54,11 @@ sleep 8;
 my $log = substr(slurp_file($node->logfile), $log_offset);
 my @failures = $log =~ /pgjq maintenance duty "prune" of database "postgres" \(retried in \d+ s/g;
 ok(@failures >= 2 && @failures <= 5, 'the failure is logged with a growing backoff (' . scalar(@failures) . ' times)');
-like($log, qr/ERROR:\s+timestamp out of range/, 'with the error that caused it');
+like($log, qr/ERROR:\s+duty "prune" fails because pgjq.test_failing_duty names it/, 'with the error that caused it');
 
 # Fixed, the prune runs again (after its current backoff).
 my $errors = $node->safe_psql('postgres', q{SELECT errors FROM pgjq.worker_status() WHERE datname = 'postgres'});
-$node->safe_psql('postgres', q{SELECT pgjq.alter_queue('default', retention => '7 days')});
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET pgjq.test_failing_duty; SELECT pg_reload_conf();});
 my $completed = $node->safe_psql('postgres', q{SELECT pgjq.enqueue('old', '{}')});
 $node->safe_psql('postgres', qq{
 	SELECT id FROM pgjq.claim_job_batch('w', ARRAY['old'], 1);

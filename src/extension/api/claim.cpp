@@ -16,6 +16,7 @@
 #include "core/lifecycle.hpp"
 #include "core/spi.hpp"
 #include "core/transaction_claims.hpp"
+#include "maintenance/wake.hpp"
 
 namespace {
 
@@ -205,7 +206,14 @@ void claim_into(FunctionCallInfo fcinfo, const api_call& call, const char* worke
         } else {
             claim = saved_plan(job_types ? &s_claim_types : &s_claim_any, call.legacy);
         }
-        return_rows(fcinfo, run_plan(claim, values, nulls));
+        uint64 claimed = run_plan(claim, values, nulls);
+        // The lease ends at now() + lease: the maintenance worker must look then, not at its next pass.
+        if (claimed > 0)
+            wake_maintenance_at_commit(
+                DatumGetTimestampTz(DirectFunctionCall2(
+                    timestamptz_pl_interval, TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), queue.lease)),
+                deadline_kind::lease_ends);
+        return_rows(fcinfo, claimed);
         return;
     }
 

@@ -267,6 +267,17 @@ int64 check_batch_payloads(const Jsonb* payloads)
         ereport(ERROR,
                 (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("payloads must be a JSON array"),
                  errdetail("Each element of the array is the payload of one job.")));
+    int elements = JB_ROOT_COUNT(payloads);
+    if (elements > k_max_batch_size)
+        ereport(ERROR,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("payloads has %d elements", elements),
+                 errdetail("At most %d jobs can be enqueued in one call.", k_max_batch_size)));
+    int bytes = VARSIZE(payloads) - VARHDRSZ;
+    if (bytes > max_batch_bytes)
+        ereport(ERROR,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("payloads is too large (%d bytes)", bytes),
+                 errdetail("The limit set by pgjq.max_batch_bytes is %d bytes.", max_batch_bytes),
+                 errhint("Enqueue the jobs in several calls, in one transaction if they belong together.")));
     JsonbIterator* it = JsonbIteratorInit(const_cast<JsonbContainer*>(&payloads->root));
     JsonbValue value;
     JsonbIteratorToken token;

@@ -87,8 +87,8 @@ fail_request fail_args(FunctionCallInfo fcinfo)
     r.job_id = job_id_arg(fcinfo, 0);
     r.worker_id = short_text_arg(fcinfo, 1, "worker_id");
     require_arg(fcinfo, 2, "error_message");
-    r.error_message = text_to_cstring(PG_GETARG_TEXT_PP(2));
-    r.retry_in = optional_interval_arg(fcinfo, 3, "retry_in", true);
+    r.error_message = capped_error_message(text_to_cstring(PG_GETARG_TEXT_PP(2)));
+    r.retry_in = optional_interval_arg(fcinfo, 3, "retry_in", k_retry_bounds);
     return r;
 }
 

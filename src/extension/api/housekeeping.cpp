@@ -31,7 +31,7 @@ PGJQ_API_FUNCTION(prune)
 {
     require_every(call, cap_admin);
     require_arg(fcinfo, 0, "older_than");
-    Interval* older_than = optional_interval_arg(fcinfo, 0, "older_than", true);
+    Interval* older_than = optional_interval_arg(fcinfo, 0, "older_than", k_retention_bounds);
     SPI_connect();
     Datum values[1] = {IntervalPGetDatum(older_than)};
     uint64 pruned = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);

@@ -68,7 +68,7 @@ PGJQ_API_FUNCTION(create_queue)
     require_arg(fcinfo, 3, "max_attempts");
     check_max_attempts(PG_GETARG_INT32(3));
     require_arg(fcinfo, 4, "lease");
-    Interval* lease = optional_interval_arg(fcinfo, 4, "lease", false);
+    Interval* lease = optional_interval_arg(fcinfo, 4, "lease", k_lease_bounds);
 
     SPI_connect();
     Datum values[5] = {CStringGetTextDatum(queue_name), unbounded ? (Datum) 0 : PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
@@ -92,10 +92,10 @@ PGJQ_API_FUNCTION(alter_queue)
         check_max_pending(PG_GETARG_INT64(1));
     if (!PG_ARGISNULL(3))
         check_max_attempts(PG_GETARG_INT32(3));
-    optional_interval_arg(fcinfo, 4, "lease", false);
-    optional_interval_arg(fcinfo, 5, "retry_base", true);
-    optional_interval_arg(fcinfo, 6, "retry_cap", true);
-    optional_interval_arg(fcinfo, 7, "retention", true);
+    optional_interval_arg(fcinfo, 4, "lease", k_lease_bounds);
+    optional_interval_arg(fcinfo, 5, "retry_base", k_retry_bounds);
+    optional_interval_arg(fcinfo, 6, "retry_cap", k_retry_bounds);
+    optional_interval_arg(fcinfo, 7, "retention", k_retention_bounds);
     require_arg(fcinfo, 8, "clear_max_pending");
     bool clear_max_pending = PG_GETARG_BOOL(8);
     if (clear_max_pending && !PG_ARGISNULL(1))

@@ -63,12 +63,12 @@ Jsonb* optional_json_arg(FunctionCallInfo fcinfo, int argno, const char* name)
     return json_arg(fcinfo, argno, name);
 }
 
-Interval* optional_interval_arg(FunctionCallInfo fcinfo, int argno, const char* name, bool allow_zero)
+Interval* optional_interval_arg(FunctionCallInfo fcinfo, int argno, const char* name, const interval_bounds& bounds)
 {
     if (PG_ARGISNULL(argno))
         return nullptr;
     Interval* value = PG_GETARG_INTERVAL_P(argno);
-    check_interval(value, name, allow_zero);
+    check_interval(value, name, bounds);
     return value;
 }
 

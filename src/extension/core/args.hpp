@@ -17,7 +17,7 @@ Jsonb* json_arg(FunctionCallInfo fcinfo, int argno, const char* name);
 
 // Optional arguments: nullptr when NULL.
 char* optional_short_text_arg(FunctionCallInfo fcinfo, int argno, const char* name);
-Interval* optional_interval_arg(FunctionCallInfo fcinfo, int argno, const char* name, bool allow_zero);
+Interval* optional_interval_arg(FunctionCallInfo fcinfo, int argno, const char* name, const interval_bounds& bounds);
 Jsonb* optional_json_arg(FunctionCallInfo fcinfo, int argno, const char* name);
 
 }  // namespace pgjq

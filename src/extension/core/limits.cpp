@@ -75,14 +75,15 @@ void check_json_size(const Jsonb* value, const char* name)
                  errhint("Store large data elsewhere and enqueue a reference to it.")));
 }
 
-void check_interval(const Interval* value, const char* name, bool allow_zero)
+void check_interval(const Interval* value, const char* name, const interval_bounds& bounds)
 {
     int64 usecs = interval_usecs(value);
-    if (usecs < 0 || (!allow_zero && usecs == 0))
+    if (usecs < bounds.min_usecs || usecs > bounds.max_usecs)
         ereport(ERROR,
                 (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                 errmsg("%s must be %s, got %s", name, allow_zero ? "zero or positive" : "positive",
-                        DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(value))))));
+                 errmsg("%s %s is out of range", name,
+                        DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(value)))),
+                 errdetail("%s must be between %s and %s.", name, bounds.min_text, bounds.max_text)));
 }
 
 void raise_unknown_queue(const char* queue_name)
@@ -93,8 +94,24 @@ void raise_unknown_queue(const char* queue_name)
 
 int64 interval_usecs(const Interval* value)
 {
-    return value->time +
-        (static_cast<int64>(value->day) + static_cast<int64>(value->month) * DAYS_PER_MONTH) * USECS_PER_DAY;
+    __int128 usecs = static_cast<__int128>(value->time) +
+        (static_cast<__int128>(value->day) + static_cast<__int128>(value->month) * DAYS_PER_MONTH) * USECS_PER_DAY;
+    if (usecs > PG_INT64_MAX)
+        return PG_INT64_MAX;
+    if (usecs < PG_INT64_MIN)
+        return PG_INT64_MIN;
+    return static_cast<int64>(usecs);
+}
+
+char* capped_error_message(char* message)
+{
+    int len = static_cast<int>(strlen(message));
+    if (len <= k_max_error_bytes)
+        return message;
+    char marker[64];
+    snprintf(marker, sizeof marker, " [truncated from %d bytes]", len);
+    int kept = pg_mbcliplen(message, len, k_max_error_bytes - static_cast<int>(strlen(marker)));
+    return psprintf("%.*s%s", kept, message, marker);
 }
 
 Interval* interval_from_usecs(int64 usecs)

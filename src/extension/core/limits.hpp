@@ -22,6 +22,21 @@ constexpr int32 k_min_attempts = 1;
 constexpr int32 k_max_attempts = 1000;
 // Counter rows per queue in pgjq.queue_depth (slots 0 to 15, created with the queue).
 constexpr int k_depth_slots = 16;
+// A failure's message is kept up to this many bytes (cut on a character boundary and marked beyond).
+constexpr int k_max_error_bytes = 8192;
+
+// The range of an interval argument, so that the arithmetic on timestamps never overflows. Lengths are
+// counted as PostgreSQL compares intervals: a month is 30 days, so "1 year" is 360 days.
+struct interval_bounds {
+    int64 min_usecs;
+    int64 max_usecs;
+    const char* min_text;
+    const char* max_text;
+};
+constexpr int64 k_usecs_per_year = INT64CONST(12) * 30 * USECS_PER_DAY;
+constexpr interval_bounds k_lease_bounds = {1, k_usecs_per_year, "1 microsecond", "1 year"};
+constexpr interval_bounds k_retry_bounds = {0, k_usecs_per_year, "0", "1 year"};  // retry_base, retry_cap, retry_in
+constexpr interval_bounds k_retention_bounds = {0, 100 * k_usecs_per_year, "0", "100 years"};  // retention, prune
 
 void check_queue_name(const char* queue_name);
 void check_short_text(const char* value, const char* name);
@@ -31,14 +46,17 @@ void check_max_attempts(int32 max_attempts);
 void check_max_pending(int64 max_pending);
 void check_run_at(TimestampTz run_at);
 void check_json_size(const Jsonb* value, const char* name);
-// Zero or positive (allow_zero), or positive.
-void check_interval(const Interval* value, const char* name, bool allow_zero);
+void check_interval(const Interval* value, const char* name, const interval_bounds& bounds);
 
 // 42704, for every call that names a queue that does not exist.
 [[noreturn]] void raise_unknown_queue(const char* queue_name);
 
-// An interval's length in microseconds (a month counts 30 days, a day 24 hours).
+// An interval's length in microseconds (a month counts 30 days, a day 24 hours), saturated at the ends of
+// int64: no interval, however long, comes out as a small or negative number.
 int64 interval_usecs(const Interval* value);
+
+// `message` if it fits k_max_error_bytes, else its start cut on a character boundary and marked (palloc'd).
+char* capped_error_message(char* message);
 Interval* interval_from_usecs(int64 usecs);
 
 }  // namespace pgjq

@@ -6,6 +6,7 @@
 namespace pgjq {
 
 int max_payload_bytes = 1024 * 1024;
+int max_batch_bytes = 64 * 1024 * 1024;
 int forced_depth_slot = -1;
 int maintenance_naptime_ms = 5000;
 int launcher_naptime_s = 30;
@@ -13,6 +14,7 @@ int prune_interval_s = 60;
 int prune_batch_size = 1000;
 int restart_delay_s = 1;
 char* served_databases = nullptr;
+char* test_failing_duty = nullptr;
 
 static bool check_database_list(char** newval, void** extra, GucSource source)
 {
@@ -32,6 +34,9 @@ void define_settings()
                             "Largest payload or result, in bytes, that pgjq accepts for one job.",
                             "Larger values are rejected with SQLSTATE 54000.", &max_payload_bytes, 1024 * 1024, 1,
                             256 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pgjq.max_batch_bytes", "Largest payloads array, in bytes, of one pgjq.enqueue_batch.",
+                            "Larger ones are rejected with SQLSTATE 54000.", &max_batch_bytes, 64 * 1024 * 1024, 1024,
+                            MaxAllocSize / 2, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "pgjq.depth_slot", "Counter slot of pgjq.queue_depth this session writes (-1: chosen by backend).",
         "For tests that need two sessions to share or not share a slot. Superusers only: a "
@@ -56,6 +61,9 @@ void define_settings()
                                "Databases the pgjq launcher serves (comma-separated; empty: every database).",
                                "Databases without the extension are skipped whatever this says.", &served_databases, "",
                                PGC_SIGHUP, GUC_LIST_INPUT, check_database_list, nullptr, nullptr);
+    DefineCustomStringVariable(
+        "pgjq.test_failing_duty", "Makes the maintenance duty of this name fail at its worst moment (for tests).",
+        nullptr, &test_failing_duty, "", PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pgjq");
 }
 

@@ -8,6 +8,7 @@ namespace pgjq {
 
 // Producers and workers
 extern int max_payload_bytes;  // pgjq.max_payload_bytes: largest payload or result of one job
+extern int max_batch_bytes;    // pgjq.max_batch_bytes: largest payloads array of one enqueue_batch
 extern int forced_depth_slot;  // pgjq.depth_slot: the counter slot this session writes; -1 = by backend
 
 // The maintenance worker and its launcher (all reloadable)
@@ -17,6 +18,9 @@ extern int prune_interval_s;        // pgjq.prune_interval: how often finished j
 extern int prune_batch_size;        // pgjq.prune_batch_size: rows deleted per prune transaction
 extern int restart_delay_s;         // pgjq.restart_delay: delay before a failed worker is started again
 extern char* served_databases;      // pgjq.databases: databases the launcher serves ("" = all)
+
+// Tests only
+extern char* test_failing_duty;  // pgjq.test_failing_duty: the maintenance duty of that name fails
 
 // _PG_init: defines every setting (PGC_POSTMASTER ones only exist with preload; pgjq has none yet).
 void define_settings();

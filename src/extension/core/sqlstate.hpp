@@ -10,3 +10,5 @@
 #define PGJQ_ERRCODE_NOT_LEASE_HOLDER MAKE_SQLSTATE('P', 'J', '0', '0', '2')
 // The job the calling worker held was cancelled; the worker should stop working on it.
 #define PGJQ_ERRCODE_JOB_CANCELLED MAKE_SQLSTATE('P', 'J', '0', '0', '3')
+// A retry would give the job a unique_key that another unfinished job of its queue holds now.
+#define PGJQ_ERRCODE_UNIQUE_KEY_HELD MAKE_SQLSTATE('P', 'J', '0', '0', '4')

@@ -28,26 +28,17 @@ const plan_text k_next_due = {
 // due delayed job is announced once more, which is harmless (workers find nothing or claim it).
 TimestampTz s_due_bound = DT_NOBEGIN;
 
-// The earliest due time backends reported since the last run (0: none).
-TimestampTz reported_due(const maintenance_round& round)
-{
-    worker_shared* state = worker_state();
-    SpinLockAcquire(&state->mutex);
-    TimestampTz reported = round.slot->reported_due;
-    SpinLockRelease(&state->mutex);
-    return reported;
-}
-
 duty_outcome run(maintenance_round& round)
 {
     // A job that committed late (after the previous run's snapshot, or after its run_at had passed) was
     // reported by its transaction: widen the window to include it.
-    TimestampTz reported = reported_due(round);
+    TimestampTz reported = reported_deadline(round, deadline_kind::job_due);
     TimestampTz lower = s_due_bound;
     if (reported != 0 && reported - 1 < lower)
         lower = reported - 1;
 
     begin_duty_transaction("pgjq maintenance: announcing delayed jobs that fell due");
+    test_failure_point("due_jobs");
     TimestampTz run_time = GetCurrentTransactionStartTimestamp();  // now() of the statements below
     Datum args[1] = {TimestampTzGetDatum(lower)};
     uint64 queues = run_plan(saved_plan(&s_due, k_due), args, nullptr);
@@ -67,19 +58,15 @@ duty_outcome run(maintenance_round& round)
     commit_duty_transaction();  // the notifications go out at this commit
 
     s_due_bound = run_time;
-    // Forget the report only now, and only if no later one replaced it: a failed run keeps it.
-    worker_shared* state = worker_state();
-    SpinLockAcquire(&state->mutex);
-    if (round.slot->reported_due == reported)
-        round.slot->reported_due = 0;
-    SpinLockRelease(&state->mutex);
+    // Forget the report only now: a failed run keeps it.
+    forget_reported_deadline(round, deadline_kind::job_due, reported);
     TimestampTz cap = naptime_from(round.now);
     return {next < cap ? next : cap, announced};
 }
 
 bool woken(const maintenance_round& round)
 {
-    return reported_due(round) != 0;
+    return reported_deadline(round, deadline_kind::job_due) != 0;
 }
 
 }  // namespace

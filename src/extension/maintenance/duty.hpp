@@ -9,6 +9,7 @@
 #pragma once
 
 #include "maintenance/shared_state.hpp"
+#include "maintenance/wake.hpp"
 
 namespace pgjq {
 
@@ -43,6 +44,15 @@ int duty_index(const char* name);
 void begin_duty_transaction(const char* activity);
 // Commits it; the caller's memory context is current again afterwards.
 void commit_duty_transaction();
+
+// What committing transactions reported (wake.cpp) since the duty concerned last took it, or 0.
+TimestampTz reported_deadline(const maintenance_round& round, deadline_kind kind);
+// Forgets a report once the duty acted on it, unless a newer one replaced it meanwhile.
+void forget_reported_deadline(const maintenance_round& round, deadline_kind kind, TimestampTz reported);
+
+// For tests: raises an ERROR if pgjq.test_failing_duty names this duty. Each duty calls it where a failure
+// would hurt most (inside its transaction; the relay after it took its events).
+void test_failure_point(const char* duty_name);
 
 // The longest the worker sleeps; the duties' own deadlines are capped by it.
 TimestampTz naptime_from(TimestampTz now);

@@ -1,6 +1,7 @@
 // lease_recovery.cpp: the duty that recovers jobs whose lease expired (core/leases.hpp) and runs again when
 // the next lease expires. A requeued job is announced on pgjq_new_job at the duty's commit (by the trigger
-// on its status), so a listening worker takes it at once.
+// on its status), so a listening worker takes it at once. A claim whose lease ends before the worker's
+// planned wake-up reports that time at its commit (wake.cpp), which makes the duty look again.
 #include "core/leases.hpp"
 #include "maintenance/duty.hpp"
 
@@ -8,17 +9,30 @@ namespace {
 
 using namespace pgjq;
 
+TimestampTz s_planned = 0;  // when the last run planned to run again
+
 duty_outcome run(maintenance_round& round)
 {
+    TimestampTz reported = reported_deadline(round, deadline_kind::lease_ends);
     begin_duty_transaction("pgjq maintenance: recovering expired leases");
+    test_failure_point("lease_recovery");
     int64 recovered = recover_expired_leases();
     TimestampTz next = next_lease_expiry();
     commit_duty_transaction();
+    forget_reported_deadline(round, deadline_kind::lease_ends, reported);
     // A lease is expired once now() is past it: look a microsecond after.
     TimestampTz cap = naptime_from(round.now);
-    return {next < cap ? next + 1 : cap, recovered};
+    s_planned = next < cap ? next + 1 : cap;
+    return {s_planned, recovered};
+}
+
+// A claim committed a lease that ends before the duty planned to look.
+bool woken(const maintenance_round& round)
+{
+    TimestampTz reported = reported_deadline(round, deadline_kind::lease_ends);
+    return reported != 0 && reported < s_planned;
 }
 
 }  // namespace
 
-extern const pgjq::duty k_lease_recovery_duty = {"lease_recovery", run, nullptr};
+extern const pgjq::duty k_lease_recovery_duty = {"lease_recovery", run, woken};

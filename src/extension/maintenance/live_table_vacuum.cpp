@@ -93,6 +93,7 @@ bool vacuum_live_jobs_if_needed(bool jobs_moved)
 // The statistics rule at every pgjq.naptime; the small-table rule when the relay says jobs moved.
 duty_outcome run(maintenance_round& round)
 {
+    test_failure_point("live_table_vacuum");
     bool vacuumed = vacuum_live_jobs_if_needed(round.jobs_moved);
     round.jobs_moved = false;
     s_checked = GetCurrentTimestamp();

@@ -295,6 +295,13 @@ void run_duty(int i, maintenance_round& round)
 // One round: the duties whose time has come, or whom the wake-up concerns. Returns when to wake next.
 TimestampTz run_round(maintenance_round& round)
 {
+    // pgjq.stop_worker(), or a DROP DATABASE that needs the worker gone, says so through the slot.
+    worker_shared* state = worker_state();
+    SpinLockAcquire(&state->mutex);
+    bool disabled = s_slot->disabled;
+    SpinLockRelease(&state->mutex);
+    if (disabled)
+        exit_quietly("asked to leave (pgjq.stop_worker(), or a command on the database)");
     round.now = GetCurrentTimestamp();
     bool timed = false;
     for (int i = 0; i < k_duty_count; i++)
@@ -308,7 +315,6 @@ TimestampTz run_round(maintenance_round& round)
         }
     }
 
-    worker_shared* state = worker_state();
     SpinLockAcquire(&state->mutex);
     s_slot->next_wake = 0;  // from here on, backends that schedule a job set the latch
     SpinLockRelease(&state->mutex);
@@ -452,6 +458,36 @@ void commit_duty_transaction()
     MemoryContextSwitchTo(s_duty_context);
     debug_query_string = nullptr;
     pgstat_report_stat(false);
+}
+
+static TimestampTz* reported_field(db_slot* slot, deadline_kind kind)
+{
+    return kind == deadline_kind::job_due ? &slot->reported_due : &slot->reported_lease_end;
+}
+
+TimestampTz reported_deadline(const maintenance_round& round, deadline_kind kind)
+{
+    worker_shared* state = worker_state();
+    SpinLockAcquire(&state->mutex);
+    TimestampTz reported = *reported_field(round.slot, kind);
+    SpinLockRelease(&state->mutex);
+    return reported;
+}
+
+void forget_reported_deadline(const maintenance_round& round, deadline_kind kind, TimestampTz reported)
+{
+    worker_shared* state = worker_state();
+    SpinLockAcquire(&state->mutex);
+    TimestampTz* field = reported_field(round.slot, kind);
+    if (*field == reported)
+        *field = 0;
+    SpinLockRelease(&state->mutex);
+}
+
+void test_failure_point(const char* duty_name)
+{
+    if (test_failing_duty != nullptr && strcmp(test_failing_duty, duty_name) == 0)
+        ereport(ERROR, (errmsg("duty \"%s\" fails because pgjq.test_failing_duty names it", duty_name)));
 }
 
 TimestampTz naptime_from(TimestampTz now)

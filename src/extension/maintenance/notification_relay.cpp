@@ -44,6 +44,18 @@ struct relay_shared {
 relay_shared* s_relay = nullptr;
 LWLockPadded* s_locks = nullptr;      // one per ring
 relay_ring* s_worker_ring = nullptr;  // the ring this process serves (maintenance worker only)
+// What the worker took from its ring for the delivery under way (allocated once).
+char (*s_taken_queues)[k_queue_len] = nullptr;
+finished_event* s_taken_finished = nullptr;
+bool s_delivering = false;  // events were taken and their delivering transaction has not committed
+
+// With the ring's lock held: the next delivery announces every queue and sends the overflow notice, for
+// events that were taken and never sent.
+void announce_everything_again(relay_ring* ring)
+{
+    ring->all_queues = true;
+    ring->finished_overflow = true;
+}
 
 int ring_count()
 {
@@ -308,18 +320,28 @@ void relay_attach(Oid dboid)
             LWLockRelease(ring_lock(ring));
         }
     s_worker_ring = chosen;
-    if (chosen != nullptr)
-        before_shmem_exit(
-            [](int, Datum) {
-                LWLockAcquire(ring_lock(s_worker_ring), LW_EXCLUSIVE);
-                s_worker_ring->latch = nullptr;
-                LWLockRelease(ring_lock(s_worker_ring));
-            },
-            (Datum) 0);
+    if (chosen == nullptr)
+        return;
+    s_taken_queues = static_cast<char(*)[k_queue_len]>(
+        MemoryContextAlloc(TopMemoryContext, sizeof(char[k_queue_len]) * k_ring_queues));
+    s_taken_finished =
+        static_cast<finished_event*>(MemoryContextAlloc(TopMemoryContext, sizeof(finished_event) * k_ring_finished));
+    before_shmem_exit(
+        [](int, Datum) {
+            LWLockAcquire(ring_lock(s_worker_ring), LW_EXCLUSIVE);
+            s_worker_ring->latch = nullptr;
+            if (s_delivering)
+                announce_everything_again(s_worker_ring);  // for the next worker to send
+            LWLockRelease(ring_lock(s_worker_ring));
+        },
+        (Datum) 0);
 }
 
 // The worker's side: sends the NOTIFYs waiting in its ring in one transaction of its own (the caller
-// holds none). Returns how many notifications were sent.
+// holds none). Returns how many notifications were sent. The events are taken from the ring before they are
+// sent; if the sending transaction never commits (an error, or the worker's exit), they are not lost
+// silently: the next delivery (of this worker, or of the next one) announces every queue and sends the
+// overflow notice, so that every waiter looks again.
 static int64 relay_deliver()
 {
     relay_ring* ring = s_worker_ring;
@@ -329,23 +351,27 @@ static int64 relay_deliver()
 
     // Take everything waiting, then notify without holding the lock.
     LWLockAcquire(ring_lock(ring), LW_EXCLUSIVE);
+    if (s_delivering) {
+        announce_everything_again(ring);
+        s_delivering = false;
+    }
     int nqueues = ring->nqueues, count = ring->count;
     bool all_queues = ring->all_queues, overflow = ring->finished_overflow;
     if (nqueues == 0 && count == 0 && !all_queues && !overflow) {
         LWLockRelease(ring_lock(ring));
         return 0;
     }
-    auto* queues = static_cast<char(*)[k_queue_len]>(palloc(sizeof(char[k_queue_len]) * (nqueues + 1)));
-    memcpy(queues, ring->queues, sizeof(char[k_queue_len]) * nqueues);
-    auto* finished = static_cast<finished_event*>(palloc(sizeof(finished_event) * (count + 1)));
+    memcpy(s_taken_queues, ring->queues, sizeof(char[k_queue_len]) * nqueues);
     for (int i = 0; i < count; i++)
-        finished[i] = ring->finished[(ring->head + i) % k_ring_finished];
+        s_taken_finished[i] = ring->finished[(ring->head + i) % k_ring_finished];
     ring->nqueues = 0;
     ring->all_queues = false;
     ring->head = ring->count = 0;
     ring->finished_overflow = false;
+    s_delivering = true;
     LWLockRelease(ring_lock(ring));
 
+    test_failure_point("notification_relay");
     int64 sent = 0;
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
@@ -366,15 +392,16 @@ static int64 relay_deliver()
         SPI_finish();
     } else {
         for (int i = 0; i < nqueues; i++, sent++)
-            Async_Notify(k_new_job_channel, queues[i]);
+            Async_Notify(k_new_job_channel, s_taken_queues[i]);
     }
     for (int i = 0; i < count; i++, sent++)
-        Async_Notify(k_finished_channel, finished_payload(finished[i]));
+        Async_Notify(k_finished_channel, finished_payload(s_taken_finished[i]));
     if (overflow) {
         Async_Notify(k_finished_channel, "{\"overflow\":true}");
         sent++;
     }
     CommitTransactionCommand();
+    s_delivering = false;
     MemoryContextSwitchTo(caller);
     debug_query_string = nullptr;
     pgstat_report_activity(STATE_IDLE, nullptr);

@@ -32,6 +32,7 @@ duty_outcome run(maintenance_round& round)
     for (int batch = 0; batch < k_max_batches_per_run; batch++) {
         CHECK_FOR_INTERRUPTS();
         begin_duty_transaction("pgjq maintenance: pruning finished jobs");
+        test_failure_point("prune");
         Datum values[1] = {Int32GetDatum(prune_batch_size)};
         uint64 deleted = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
         commit_duty_transaction();

@@ -33,14 +33,15 @@ struct db_slot {
     bool disabled;     // pgjq.stop_worker(): the launcher leaves this database alone
     bool by_launcher;  // started by the launcher (obeys pgjq.databases)
     TimestampTz started_at;
-    TimestampTz exited_at;     // last exit of a worker for this database
-    TimestampTz absent_at;     // last time a worker found the extension missing
-    bool absent;               // the last worker exited because the extension is not installed
-    TimestampTz last_run;      // end of the last round of duties
-    TimestampTz next_wake;     // when the worker plans to wake next; 0 while a round runs
-    TimestampTz reported_due;  // earliest due time backends reported since the last look; 0 = none
-    uint32 generation;         // bumped by each pgjq.start_worker(); older registrations exit when revived
-    uint32 terminated_gen;     // generation whose worker was stopped by SIGTERM: the postmaster must not revive it
+    TimestampTz exited_at;           // last exit of a worker for this database
+    TimestampTz absent_at;           // last time a worker found the extension missing
+    bool absent;                     // the last worker exited because the extension is not installed
+    TimestampTz last_run;            // end of the last round of duties
+    TimestampTz next_wake;           // when the worker plans to wake next; 0 while a round runs
+    TimestampTz reported_due;        // earliest due time backends reported since the last look; 0 = none
+    TimestampTz reported_lease_end;  // earliest lease end claims reported since the last look; 0 = none
+    uint32 generation;               // bumped by each pgjq.start_worker(); older registrations exit when revived
+    uint32 terminated_gen;  // generation whose worker was stopped by SIGTERM: the postmaster must not revive it
     int64 rounds;
     int64 errors;  // errors outside the duties (the worker's own checks)
     TimestampTz last_error_at;

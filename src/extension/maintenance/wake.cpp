@@ -1,10 +1,10 @@
-// wake.cpp: waking the maintenance worker when a transaction commits a delayed job.
+// wake.cpp: waking the maintenance worker when a transaction commits a delayed job or a lease.
 //
-// Enqueue (wake_maintenance_at_commit) and the trigger pgjq.wake_maintenance (a job rescheduled by an
-// UPDATE) report pending jobs whose run_at lies in the future; an ordinary enqueue reports nothing. The
-// earliest such run_at of the transaction is remembered; at commit, when the job is visible, the worker
-// of this database is told about it and its latch is set if it planned to sleep past that time. A
-// rolled-back transaction tells nobody.
+// Enqueue and the trigger pgjq.wake_maintenance (a job rescheduled by an UPDATE) report pending jobs whose
+// run_at lies in the future; a claim reports when its lease ends; an ordinary enqueue reports nothing. The
+// earliest of each kind is remembered for the transaction; at commit, when the jobs are visible, the worker
+// of this database is told and its latch is set if it planned to sleep past that time. A rolled-back
+// transaction tells nobody.
 #include "maintenance/wake.hpp"
 
 #include "core/boundary.hpp"
@@ -15,22 +15,24 @@ namespace {
 
 using namespace pgjq;
 
-bool s_pending = false;
-TimestampTz s_pending_due = 0;
+// The earliest deadline of each kind this transaction reported; 0: none.
+TimestampTz s_pending[2] = {0, 0};
 
 void wake_at_commit(XactEvent event, void* arg)
 {
     switch (event) {
     case XACT_EVENT_COMMIT:
     case XACT_EVENT_PARALLEL_COMMIT:
-        if (s_pending)
-            wake_worker_for(MyDatabaseId, s_pending_due);  // never raises
-        s_pending = false;
+        if (s_pending[0] != 0)
+            wake_worker_for(MyDatabaseId, s_pending[0], deadline_kind::job_due);  // never raises
+        if (s_pending[1] != 0)
+            wake_worker_for(MyDatabaseId, s_pending[1], deadline_kind::lease_ends);
+        s_pending[0] = s_pending[1] = 0;
         break;
     case XACT_EVENT_ABORT:
     case XACT_EVENT_PARALLEL_ABORT:
     case XACT_EVENT_PREPARE:
-        s_pending = false;
+        s_pending[0] = s_pending[1] = 0;
         break;
     default:
         break;
@@ -41,7 +43,7 @@ void wake_at_commit(XactEvent event, void* arg)
 
 namespace pgjq {
 
-void wake_worker_for(Oid dboid, TimestampTz due)
+void wake_worker_for(Oid dboid, TimestampTz due, deadline_kind kind)
 {
     worker_shared* state = worker_state_if_attached();
     if (state == nullptr)
@@ -53,8 +55,9 @@ void wake_worker_for(Oid dboid, TimestampTz due)
         // The worker takes the earliest reported due time at its next look and includes it in that
         // look's due window, so a job that committed late (after that look's snapshot, or
         // after its run_at had passed) is notified too. next_wake == 0 means a round is running.
-        if (slot->reported_due == 0 || due < slot->reported_due)
-            slot->reported_due = due;
+        TimestampTz* reported = kind == deadline_kind::job_due ? &slot->reported_due : &slot->reported_lease_end;
+        if (*reported == 0 || due < *reported)
+            *reported = due;
         if (slot->next_wake == 0 || due < slot->next_wake)
             latch = slot->latch;
     }
@@ -68,13 +71,13 @@ void register_wake_callback()
     RegisterXactCallback(wake_at_commit, nullptr);
 }
 
-void wake_maintenance_at_commit(TimestampTz due)
+void wake_maintenance_at_commit(TimestampTz when, deadline_kind kind)
 {
     if (worker_state_no_error() == nullptr)
         return;
-    if (!s_pending || due < s_pending_due)
-        s_pending_due = due;
-    s_pending = true;
+    TimestampTz* pending = &s_pending[kind == deadline_kind::job_due ? 0 : 1];
+    if (*pending == 0 || when < *pending)
+        *pending = when;
 }
 
 }  // namespace pgjq

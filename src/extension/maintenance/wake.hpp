@@ -1,17 +1,20 @@
-// wake.hpp: waking a database's maintenance worker when a transaction commits a job due before the
-// worker's planned wake-up (a delayed enqueue, a retry with backoff, a lease recovery's requeue).
+// wake.hpp: waking a database's maintenance worker when a transaction commits something the worker must
+// act on before its planned wake-up: a job that falls due (a delayed enqueue, a retry with backoff, a lease
+// recovery's requeue) or a lease that ends (a claim).
 #pragma once
 
 #include "core/pg.hpp"
 
 namespace pgjq {
 
-// At commit of this transaction, tells this database's maintenance worker that a job falls due at `due`.
-void wake_maintenance_at_commit(TimestampTz due);
+enum class deadline_kind { job_due, lease_ends };
 
-// Tells the worker of `dboid` that a job falls due at `due`, and sets its latch if it planned to sleep past
-// it. Never raises (it runs after the commit).
-void wake_worker_for(Oid dboid, TimestampTz due);
+// At commit of this transaction, tells this database's maintenance worker of the deadline.
+void wake_maintenance_at_commit(TimestampTz when, deadline_kind kind = deadline_kind::job_due);
+
+// Tells the worker of `dboid` of a deadline, and sets its latch if it planned to sleep past it. Never raises
+// (it runs after the commit).
+void wake_worker_for(Oid dboid, TimestampTz when, deadline_kind kind);
 
 // _PG_init: the transaction callback behind wake_maintenance_at_commit.
 void register_wake_callback();

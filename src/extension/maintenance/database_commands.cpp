@@ -1,0 +1,145 @@
+// database_commands.cpp: DROP DATABASE, ALTER DATABASE ... RENAME and CREATE DATABASE ... TEMPLATE of a
+// database a maintenance worker serves. The worker holds a connection to it, with which PostgreSQL refuses
+// these commands ("being accessed by other users"). A utility hook asks the worker to leave first (through
+// its slot and latch, so it exits quietly between duties) and keeps the launcher from coming back; after
+// the command the database is served again, unless it was dropped. Needs the library loaded in the session
+// that runs the command: with shared_preload_libraries it is in every session.
+#include "maintenance/database_commands.hpp"
+
+#include "maintenance/shared_state.hpp"
+
+extern "C" {
+#include "commands/defrem.h"
+#include "tcop/utility.h"
+}
+
+namespace {
+
+using namespace pgjq;
+
+constexpr long k_leave_wait_ms = 10000;  // then SIGTERM, and as long again
+
+ProcessUtility_hook_type s_previous = nullptr;
+
+// The database a command would be refused on while a worker serves it, or InvalidOid.
+Oid database_of(Node* stmt, bool* dropping)
+{
+    *dropping = false;
+    const char* name = nullptr;
+    if (IsA(stmt, DropdbStmt)) {
+        name = castNode(DropdbStmt, stmt)->dbname;
+        *dropping = true;
+    } else if (IsA(stmt, RenameStmt) && castNode(RenameStmt, stmt)->renameType == OBJECT_DATABASE) {
+        name = castNode(RenameStmt, stmt)->subname;
+    } else if (IsA(stmt, CreatedbStmt)) {
+        ListCell* cell;
+        foreach (cell, castNode(CreatedbStmt, stmt)->options) {
+            DefElem* option = static_cast<DefElem*>(lfirst(cell));
+            if (strcmp(option->defname, "template") == 0 && option->arg != nullptr)
+                name = defGetString(option);
+        }
+    }
+    return name ? get_database_oid(name, true) : InvalidOid;
+}
+
+struct stepped_aside {
+    Oid dboid;
+    bool was_disabled;
+};
+
+// Asks the worker of `dboid` (if any) to leave and waits for it; keeps the launcher away meanwhile.
+stepped_aside step_aside(worker_shared* state, Oid dboid)
+{
+    stepped_aside aside = {dboid, false};
+    SpinLockAcquire(&state->mutex);
+    db_slot* slot = find_or_add_slot(state, dboid);
+    pid_t pid = 0;
+    Latch* latch = nullptr;
+    if (slot != nullptr) {
+        aside.was_disabled = slot->disabled;
+        slot->disabled = true;
+        pid = slot->pid;
+        latch = slot->latch;
+    } else {
+        aside.dboid = InvalidOid;
+    }
+    SpinLockRelease(&state->mutex);
+    if (pid == 0)
+        return aside;
+    SetLatch(latch);
+    bool signalled = false;
+    TimestampTz give_up = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), k_leave_wait_ms);
+    for (;;) {
+        SpinLockAcquire(&state->mutex);
+        bool gone = slot->pid != pid;
+        SpinLockRelease(&state->mutex);
+        if (gone)
+            return aside;
+        if (GetCurrentTimestamp() >= give_up) {
+            if (signalled)
+                return aside;  // the command will say who is still connected
+            (void) kill(pid, SIGTERM);
+            signalled = true;
+            give_up = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), k_leave_wait_ms);
+        }
+        (void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10L, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+    }
+}
+
+// After the command: a dropped database's slot is freed; otherwise the database is served again (the
+// launcher restarts its worker), unless pgjq.stop_worker() had stopped it before.
+void come_back(worker_shared* state, const stepped_aside& aside, bool dropped)
+{
+    if (!OidIsValid(aside.dboid))
+        return;
+    SpinLockAcquire(&state->mutex);
+    db_slot* slot = find_slot(state, aside.dboid);
+    if (slot != nullptr && slot->pid == 0) {
+        if (dropped)
+            memset(slot, 0, sizeof *slot);
+        else
+            slot->disabled = aside.was_disabled;
+    }
+    SpinLockRelease(&state->mutex);
+}
+
+void process_utility(PlannedStmt* pstmt, const char* query_string, bool read_only_tree, ProcessUtilityContext context,
+                     ParamListInfo params, QueryEnvironment* query_env, DestReceiver* dest, QueryCompletion* qc)
+{
+    bool dropping;
+    worker_shared* state = worker_state_if_attached();
+    Oid dboid = state != nullptr ? database_of(pstmt->utilityStmt, &dropping) : InvalidOid;
+    if (!OidIsValid(dboid)) {
+        (s_previous ? s_previous : standard_ProcessUtility)(pstmt, query_string, read_only_tree, context, params,
+                                                            query_env, dest, qc);
+        return;
+    }
+    stepped_aside aside = step_aside(state, dboid);
+    volatile bool dropped = dropping;
+    PG_TRY();
+    {
+        (s_previous ? s_previous : standard_ProcessUtility)(pstmt, query_string, read_only_tree, context, params,
+                                                            query_env, dest, qc);
+    }
+    PG_CATCH();
+    {
+        come_back(state, aside, false);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+    come_back(state, aside, dropped);
+}
+
+}  // namespace
+
+namespace pgjq {
+
+void register_database_commands_hook()
+{
+    s_previous = ProcessUtility_hook;
+    ProcessUtility_hook = process_utility;
+}
+
+}  // namespace pgjq

@@ -12,8 +12,9 @@ reexec_unprivileged tap_tests.sh "$@"
 ensure_packages
 
 bash scripts/stage.sh >/dev/null
+make -s build/tap/pgjq_drain   # the client's worker, for the failover test
 unset PGHOST PGPORT PGDATABASE PGUSER PGSERVICE
-args=(PGJQ_EXTENSION_ONLY=1 REGRESS= ISOLATION= "PROVE_FLAGS=${PROVE_FLAGS:---timer}")
+args=(PGJQ_EXTENSION_ONLY=1 REGRESS= ISOLATION= "PROVE_FLAGS=${PROVE_FLAGS:---timer}" "PGJQ_DRAIN=$PWD/build/tap/pgjq_drain")
 [ -n "${PROVE_TESTS:-}" ] && args+=("PROVE_TESTS=$PROVE_TESTS")
 if ! make -s installcheck "${args[@]}"; then
   log "TAP tests failed; server and test logs are in $PWD/tmp_check/log"

@@ -58,6 +58,14 @@ $(CLIENT_TESTS): $(CLIENT_TEST_OBJS) $(CLIENT_STATIC)
 	@mkdir -p $(dir $@)
 	$(CLIENT_CXX) -o $@ $^ -lboost_unit_test_framework $(CLIENT_LIBS)
 
+# A worker for the TAP tests (tests/t/015_failover.pl), run by `make installcheck` as $PGJQ_DRAIN.
+TAP_DRAIN := build/tap/pgjq_drain
+export PGJQ_DRAIN = $(CURDIR)/$(TAP_DRAIN)
+installcheck: $(TAP_DRAIN)
+$(TAP_DRAIN): tests/t/helpers/pgjq_drain.cpp $(CLIENT_STATIC)
+	@mkdir -p $(dir $@)
+	$(CLIENT_CXX) $(CLIENT_CXXFLAGS) $(CLIENT_CPPFLAGS) -o $@ $< $(CLIENT_STATIC) $(CLIENT_LIBS)
+
 -include $(CLIENT_OBJS:.o=.d) $(CLIENT_TEST_OBJS:.o=.d) build/demo/obj/pgjq_demo.d
 
 # make install-client PREFIX=/opt/pgjq [DESTDIR=...]: headers, both libraries, pgjq.pc, the CMake package

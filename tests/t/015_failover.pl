@@ -1,0 +1,79 @@
+# Failover. pgjq is preloaded on a primary and on its synchronous streaming standby. On the standby the
+# launcher and the maintenance workers do nothing, and log nothing. The primary is stopped abruptly (with
+# a worker of the C++ client draining a queue through a multi-host conninfo, and jobs whose leases expire
+# meanwhile) and the standby is promoted: the new primary is served without pgjq.start_worker(), the
+# expired leases are recovered, the client reconnects to it and drains, and no job whose enqueue committed
+# is lost.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PgjqTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+my $conf = "shared_preload_libraries = 'pgjq'\npgjq.naptime = '500ms'\npgjq.launcher_naptime = '1s'\n"
+  . "log_line_prefix = '%m [%p] %b '\n";
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', $conf);
+$primary->start;
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION pgjq;
+	SELECT pgjq.create_queue('ha', lease => '2 seconds', max_attempts => 100);
+});
+$primary->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "cluster_name = 'standby'\n");
+$standby->start;
+$primary->safe_psql('postgres', q{ALTER SYSTEM SET synchronous_standby_names = 'standby'; SELECT pg_reload_conf();});
+$primary->poll_query_until('postgres', q{SELECT sync_state = 'sync' FROM pg_stat_replication})
+  or die 'the standby is not synchronous';
+
+my $jobs = 300;
+$primary->safe_psql('postgres', "SELECT pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, $jobs) g), 'ha')");
+is($standby->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE queue_name = 'ha'}), $jobs,
+	'the standby has every job whose enqueue committed');
+
+# The standby: no launcher, no maintenance worker, no error.
+wait_for_maintenance($primary, 'postgres');
+sleep 2;
+is($standby->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'pgjq%'}), '0',
+	'on the standby neither the launcher nor a maintenance worker runs');
+
+# Jobs whose leases will expire while no primary serves them.
+my $lost = $primary->safe_psql('postgres', q{SELECT string_agg(id::text, ',') FROM pgjq.claim_job_batch('lost', NULL, 5, 'ha')});
+
+my $conninfo = sprintf('host=%s,%s port=%d,%d dbname=postgres target_session_attrs=read-write connect_timeout=2',
+	$primary->host, $standby->host, $primary->port, $standby->port);
+my ($out, $err) = ('', '');
+my $drain = IPC::Run::start([ $ENV{PGJQ_DRAIN}, $conninfo, 'ha' ], '>', \$out, '2>', \$err);
+$primary->poll_query_until('postgres', q{SELECT count(*) >= 50 FROM pgjq.finished_jobs WHERE queue_name = 'ha'})
+  or die "the client did not drain: $err";
+pass('the client drains through the multi-host conninfo');
+
+$primary->stop('immediate');
+$standby->promote;
+wait_for_maintenance($standby, 'postgres');
+pass('the promoted standby is served without pgjq.start_worker()');
+
+$standby->poll_query_until('postgres',
+	q{SELECT count(*) = 0 FROM pgjq.live_jobs WHERE queue_name = 'ha'}, 't')
+  or die "the queue was not drained after the failover: $err";
+$drain->signal('TERM');
+eval { $drain->finish };
+pass('the client reconnected to the new primary and drained the queue');
+is($standby->safe_psql('postgres', q{SELECT count(*) FROM pgjq.finished_jobs WHERE queue_name = 'ha' AND status = 'completed'}),
+	$jobs, 'every job is completed: none was lost');
+is($standby->safe_psql('postgres', "SELECT count(*) FROM pgjq.finished_jobs WHERE id IN ($lost) AND worker_id = 'drain'"),
+	'5', 'the jobs whose leases expired with the old primary were recovered and run again');
+ok($err =~ /reconnect|connection/i, 'the client saw the connection drop and came back');
+
+my @standby_errors = grep { /pgjq/ && /\b(ERROR|FATAL|PANIC):/ } split /\n/, slurp_file($standby->logfile);
+is(scalar(@standby_errors), 0, 'no pgjq error in the standby\'s log') or diag(join("\n", @standby_errors));
+
+$standby->stop;
+done_testing();

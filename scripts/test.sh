@@ -28,6 +28,7 @@ run_suite "isolation (concurrency specs)" \
   bash -c 'make -s installcheck PGJQ_EXTENSION_ONLY=1 REGRESS= TAP_TESTS= || { for f in build/test-output/isolation/regression.diffs; do [ -s "$f" ] && head -n 300 "$f"; done; exit 1; }'
 run_suite "TAP (maintenance worker, crashes, upgrades)" bash scripts/tap_tests.sh
 run_suite "client (Boost.Test)" bash scripts/client_tests.sh
+run_suite "fuzzing (sqlsmith, random calls)" bash scripts/fuzz.sh
 run_suite "client package (pkg-config, CMake, exports)" bash scripts/package_tests.sh
 
 echo

@@ -22,10 +22,12 @@ int main(int argc, char **argv)
   options.reconnect_max = std::chrono::milliseconds(1000);
   options.log = [](const std::string &message) { std::fprintf(stderr, "pgjq_drain: %s\n", message.c_str()); };
   pgjq::worker worker(options);
-  worker.on("t", [](pgjq::job_context &job) {
-    std::printf("ran %lld\n", static_cast<long long>(job.job().id));
-    std::fflush(stdout);
-  });
+  worker.on("t",
+            [](pgjq::job_context &job)
+            {
+              std::printf("ran %lld\n", static_cast<long long>(job.job().id));
+              std::fflush(stdout);
+            });
   worker.run();
   return 0;
 }

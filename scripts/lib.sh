@@ -3,6 +3,9 @@
 
 PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-15 postgresql-server-dev-15 libpq-dev
                libboost-test-dev nlohmann-json3-dev libipc-run-perl cmake binutils clang-format)
+# Only the tests need these: the pooler of tests/client/test_pooler.cpp and the fuzzer of scripts/fuzz.sh.
+# scripts/test.sh installs them before it gives up root; each script also asks for its own.
+PGJQ_TEST_PACKAGES=(pgbouncer sqlsmith)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -74,6 +77,41 @@ start_cluster() {
     || { cat "$dir/server.log" >&2; die "the throwaway cluster did not start"; }
   PGJQ_CONNINFO="host=$sock port=5432 user=postgres dbname=postgres"
   export PGJQ_CONNINFO
+}
+
+# PgBouncer in transaction pooling in front of the cluster in $1 (started by start_cluster), on a unix
+# socket beside the server's, trusting the cluster's superuser; extra arguments are pgbouncer.ini lines.
+# Sets PGJQ_POOLED_CONNINFO.
+start_pgbouncer() {
+  local dir=$1; shift
+  local sock; sock=$(cat "$dir/socket_dir")
+  echo '"postgres" ""' > "$dir/pgbouncer.users"
+  {
+    echo "[databases]"
+    echo "* = host=$sock port=5432"
+    echo "[pgbouncer]"
+    echo "listen_addr ="
+    echo "listen_port = 6432"
+    echo "unix_socket_dir = $sock"
+    echo "auth_type = trust"
+    echo "auth_file = $dir/pgbouncer.users"
+    echo "pool_mode = transaction"
+    echo "max_client_conn = 200"
+    echo "logfile = $dir/pgbouncer.log"
+    echo "pidfile = $dir/pgbouncer.pid"
+    local line; for line in "$@"; do echo "$line"; done
+  } > "$dir/pgbouncer.ini"
+  /usr/sbin/pgbouncer -q -d "$dir/pgbouncer.ini" || die "pgbouncer failed to start (see $dir/pgbouncer.log)"
+  export PGJQ_POOLED_CONNINFO="host=$sock port=6432 user=postgres dbname=postgres"
+  local i; for i in $(seq 50); do [ -S "$sock/.s.PGSQL.6432" ] && return 0; sleep 0.1; done
+  die "pgbouncer did not open its socket (see $dir/pgbouncer.log)"
+}
+
+stop_pgbouncer() {
+  local dir=$1
+  [ -f "$dir/pgbouncer.pid" ] && kill "$(cat "$dir/pgbouncer.pid")" 2>/dev/null
+  rm -f "$dir/pgbouncer.pid"
+  return 0
 }
 
 stop_cluster() {

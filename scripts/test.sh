@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-ensure_packages
+ensure_packages "${PGJQ_TEST_PACKAGES[@]}"
 reexec_unprivileged test.sh "$@"
 
 log "building and staging the extension"

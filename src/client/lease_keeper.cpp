@@ -9,10 +9,10 @@
 namespace pgjq::detail
 {
 
-lease_keeper::lease_keeper(std::string conninfo, std::chrono::milliseconds interval,
+lease_keeper::lease_keeper(std::string conninfo, connection_options session, std::chrono::milliseconds interval,
                            std::function<void(const std::string &)> log, std::atomic<std::uint64_t> &heartbeats)
-    : m_conninfo(std::move(conninfo)), m_interval(interval), m_log(std::move(log)), m_heartbeats(heartbeats),
-      m_thread([this] { loop(); })
+    : m_conninfo(std::move(conninfo)), m_session(std::move(session)), m_interval(interval), m_log(std::move(log)),
+      m_heartbeats(heartbeats), m_thread([this] { loop(); })
 {
 }
 
@@ -67,7 +67,7 @@ void lease_keeper::loop()
       {
         // Opened on first need: a worker whose jobs are short never holds this second session.
         if (!conn || !conn->is_open())
-          conn = std::make_unique<connection>(m_conninfo);
+          conn = std::make_unique<connection>(m_conninfo, m_session);
         conn->heartbeat(job->id, job->worker_id);
         ++m_heartbeats;
         std::lock_guard<std::mutex> relock(m_mutex);

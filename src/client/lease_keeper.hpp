@@ -14,6 +14,8 @@
 #include <string>
 #include <thread>
 
+#include <pgjq/connection.hpp>
+
 namespace pgjq::detail
 {
 
@@ -35,8 +37,8 @@ struct held_job
 class lease_keeper
 {
 public:
-  lease_keeper(std::string conninfo, std::chrono::milliseconds interval, std::function<void(const std::string &)> log,
-               std::atomic<std::uint64_t> &heartbeats);
+  lease_keeper(std::string conninfo, connection_options session, std::chrono::milliseconds interval,
+               std::function<void(const std::string &)> log, std::atomic<std::uint64_t> &heartbeats);
   lease_keeper(const lease_keeper &) = delete;
   lease_keeper &operator=(const lease_keeper &) = delete;
   ~lease_keeper();
@@ -54,6 +56,7 @@ private:
   void loop();
 
   const std::string m_conninfo;
+  const connection_options m_session;
   const std::chrono::milliseconds m_interval;
   const std::function<void(const std::string &)> m_log;
   std::atomic<std::uint64_t> &m_heartbeats;

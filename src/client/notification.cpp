@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <poll.h>
+#include <thread>
 
 #include "result.hpp"
 
@@ -71,6 +72,18 @@ void connection::listen(const std::string &channel)
 {
   if (m_conn == nullptr)
     throw connection_lost("the connection is closed", std::string());
+  if (m_options.pooled)
+  {
+    // A LISTEN through the pooler would stay on whichever server session ran it, delivering to whoever
+    // gets that session next.
+    if (!can_listen())
+      throw usage_error("pgjq::connection::listen: a pooled connection LISTENs only on a direct connection; "
+                        "set connection_options::listen_conninfo");
+    if (!m_listener)
+      m_listener = std::make_unique<connection>(m_options.listen_conninfo);
+    m_listener->listen(channel);
+    return;
+  }
   execute("LISTEN " + quoted_identifier(m_conn, channel));
   m_listening.insert(channel);
 }
@@ -79,6 +92,12 @@ void connection::unlisten(const std::string &channel)
 {
   if (m_conn == nullptr)
     throw connection_lost("the connection is closed", std::string());
+  if (m_options.pooled)
+  {
+    if (m_listener)
+      m_listener->unlisten(channel);
+    return;
+  }
   m_listening.erase(channel);
   execute("UNLISTEN " + quoted_identifier(m_conn, channel));
 }
@@ -87,7 +106,8 @@ void connection::collect_notifications()
 {
   while (PGnotify *n = PQnotifies(m_conn))
   {
-    if (m_listening.count(n->relname))
+    // Pooled, whatever arrives here was LISTENed by another client on a shared server session.
+    if (!m_options.pooled && m_listening.count(n->relname))
       m_notifications.push_back(notification{n->relname, n->extra ? n->extra : "", n->be_pid});
     PQfreemem(n);
   }
@@ -97,7 +117,23 @@ std::optional<notification> connection::wait_for_notification(std::chrono::milli
 {
   if (m_conn == nullptr)
     throw connection_lost("the connection is closed", std::string());
+  if (m_listener)
+    return m_listener->wait_for_notification(timeout, interrupt_fd);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (m_options.pooled)
+  {
+    // Nothing LISTENed: sleep out the timeout, unless interrupted.
+    pollfd fd{interrupt_fd, POLLIN, 0};
+    while (std::chrono::steady_clock::now() < deadline)
+    {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const int rc = poll(&fd, interrupt_fd >= 0 ? 1 : 0, static_cast<int>(left.count()) + 1);
+      if (rc > 0 || (rc < 0 && errno != EINTR))
+        break;
+    }
+    return std::nullopt;
+  }
   for (;;)
   {
     collect_notifications();
@@ -134,6 +170,68 @@ std::optional<notification> connection::wait_for_notification(std::chrono::milli
   }
 }
 
+void connection::reconnect_before(std::chrono::steady_clock::time_point deadline)
+{
+  // Only a session this object owns can be reopened (a pooled listener always is).
+  const bool main_lost = m_conn == nullptr || PQstatus(m_conn) == CONNECTION_BAD;
+  if (main_lost && !m_owned)
+    detail::throw_connection_lost(m_conn, "the connection to the server was lost");
+  auto delay = std::chrono::milliseconds(50);
+  for (;;)
+  {
+    try
+    {
+      if (main_lost)
+        reconnect(); // LISTENs again, the listener included
+      else if (m_listener)
+        m_listener->reconnect();
+      else
+        detail::throw_connection_lost(m_conn, "the connection to the server was lost");
+      return;
+    }
+    catch (const connection_lost &)
+    {
+      if (std::chrono::steady_clock::now() + delay >= deadline)
+        throw;
+    }
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, std::chrono::milliseconds(1000));
+  }
+}
+
+std::optional<job> connection::wait_for_completion_polling(std::int64_t job_id,
+                                                           std::chrono::steady_clock::time_point deadline)
+{
+  std::optional<job> current = get_job(job_id);
+  if (!current)
+    throw job_not_found("job " + std::to_string(job_id) + " does not exist", "P0002");
+  auto interval = std::chrono::milliseconds(50);
+  for (;;)
+  {
+    if (is_final(current->status))
+      return current;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline)
+      return std::nullopt;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(interval, deadline - now));
+    interval = std::min(interval * 2, std::chrono::milliseconds(1000));
+    std::optional<job> next;
+    try
+    {
+      next = get_job(job_id);
+    }
+    catch (const connection_lost &)
+    {
+      reconnect_before(deadline);
+      next = get_job(job_id);
+    }
+    // Seen unfinished, now gone: deleted at completion (keep_completed = false).
+    if (!next)
+      return job_without_row(std::move(current), job_id, nullptr);
+    current = std::move(next);
+  }
+}
+
 std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chrono::milliseconds timeout)
 {
   if (m_conn == nullptr)
@@ -142,12 +240,21 @@ std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chr
     throw usage_error("pgjq::connection::wait_for_completion: inside a transaction block, where notifications "
                       "are not delivered");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (!can_listen())
+    return wait_for_completion_polling(job_id, deadline);
 
   // LISTEN only for the wait (unless the caller listens anyway): a session that stayed subscribed would
   // buffer one notification per finished job in libpq until something read them.
-  const bool transient = m_listening.count(job_finished_channel) == 0;
+  const auto listening = [this]
+  {
+    return m_listener ? m_listener->m_listening.count(job_finished_channel) != 0
+                      : m_listening.count(job_finished_channel) != 0;
+  };
+  const bool transient = !listening();
   if (transient)
     listen(job_finished_channel);
+  // Where the notices arrive: this session, or pooled, its direct listener (which listen() opened).
+  const auto notices = [this]() -> connection & { return m_listener ? *m_listener : *this; };
   std::deque<notification> others; // notifications the caller LISTENs to, handed back afterwards
   struct restore
   {
@@ -156,8 +263,9 @@ std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chr
     std::deque<notification> &others;
     ~restore()
     {
+      connection &notices = self.m_listener ? *self.m_listener : self;
       for (auto it = others.rbegin(); it != others.rend(); ++it)
-        self.m_notifications.push_front(std::move(*it));
+        notices.m_notifications.push_front(std::move(*it));
       if (!transient)
         return;
       try
@@ -176,12 +284,13 @@ std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chr
   if (!current)
   {
     // Unless it was deleted at completion after the LISTEN: then its notice may be here already.
-    collect_notifications();
-    for (auto it = m_notifications.begin(); it != m_notifications.end(); ++it)
+    connection &from = notices();
+    from.collect_notifications();
+    for (auto it = from.m_notifications.begin(); it != from.m_notifications.end(); ++it)
       if (it->channel == job_finished_channel && finished_job_id(it->payload) == job_id)
       {
         job j = job_without_row(std::nullopt, job_id, &it->payload);
-        m_notifications.erase(it);
+        from.m_notifications.erase(it);
         return j;
       }
     throw job_not_found("job " + std::to_string(job_id) + " does not exist", "P0002");
@@ -190,30 +299,48 @@ std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chr
     return current;
   job last_seen = *current;
 
+  // Reads the job again; its final state, or empty (and last_seen updated) while it runs. notice: the
+  // finished notice that prompted the read, if any.
+  const auto read_again = [&](const std::string *notice) -> std::optional<job>
+  {
+    std::optional<job> now = get_job(job_id);
+    // Seen unfinished, now gone: deleted at completion (keep_completed = false).
+    if (!now)
+      return job_without_row(last_seen, job_id, notice);
+    if (is_final(now->status))
+      return now;
+    last_seen = std::move(*now);
+    return std::nullopt;
+  };
   for (;;)
   {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
-      return std::nullopt;
-    std::optional<notification> n = wait_for_notification(left);
-    if (!n)
-      return std::nullopt;
-    if (n->channel == job_finished_channel &&
-        (finished_job_id(n->payload) == job_id || finished_notices_dropped(n->payload)))
+    try
     {
-      current = get_job(job_id);
-      // Seen unfinished, now gone: deleted at completion (keep_completed = false).
-      if (!current)
-        return job_without_row(std::move(last_seen), job_id,
-                               finished_job_id(n->payload) == job_id ? &n->payload : nullptr);
-      if (is_final(current->status))
-        return current;
-      last_seen = *current;
-      continue;
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      // At the deadline, one last look: a notice may have been lost.
+      if (left.count() <= 0)
+        return read_again(nullptr);
+      std::optional<notification> n = wait_for_notification(left);
+      if (!n)
+        continue;
+      if (n->channel == job_finished_channel &&
+          (finished_job_id(n->payload) == job_id || finished_notices_dropped(n->payload)))
+      {
+        if (std::optional<job> done = read_again(finished_job_id(n->payload) == job_id ? &n->payload : nullptr))
+          return done;
+        continue;
+      }
+      if (n->channel != job_finished_channel || !transient)
+        others.push_back(std::move(*n));
     }
-    if (n->channel != job_finished_channel || !transient)
-      others.push_back(std::move(*n));
+    catch (const connection_lost &)
+    {
+      // Notices sent while the session was away are lost: reconnect, then look at the job itself.
+      reconnect_before(deadline);
+      if (std::optional<job> done = read_again(nullptr))
+        return done;
+    }
   }
 }
 

@@ -66,9 +66,10 @@ void runner::ensure_connection()
   }
   else
   {
-    m_conn = std::make_unique<connection>(m_w.options.conninfo);
+    m_conn = std::make_unique<connection>(m_w.options.conninfo, m_w.options.session);
     // LISTEN before the first claim, so that a job enqueued after that claim still wakes us.
-    m_conn->listen(new_job_channel);
+    if (m_conn->can_listen())
+      m_conn->listen(new_job_channel);
   }
   m_broken = false;
 }

@@ -37,19 +37,21 @@ PGconn *open_session(const std::string &conninfo)
 
 } // namespace
 
-connection::connection(const std::string &conninfo)
-    : m_conn(open_session(conninfo)), m_owned(true), m_conninfo(conninfo), m_checked_prepared(true)
+connection::connection(const std::string &conninfo, const connection_options &options)
+    : m_conn(open_session(conninfo)), m_owned(true), m_options(options), m_conninfo(conninfo), m_checked_prepared(true)
 {
 }
 
-connection::connection(PGconn *borrowed) : m_conn(borrowed), m_owned(false)
+connection::connection(PGconn *borrowed, const connection_options &options)
+    : m_conn(borrowed), m_owned(false), m_options(options)
 {
   if (borrowed == nullptr)
     throw usage_error("pgjq::connection: null PGconn");
 }
 
 connection::connection(connection &&other) noexcept
-    : m_conn(std::exchange(other.m_conn, nullptr)), m_owned(other.m_owned), m_conninfo(std::move(other.m_conninfo)),
+    : m_conn(std::exchange(other.m_conn, nullptr)), m_owned(other.m_owned), m_options(std::move(other.m_options)),
+      m_listener(std::move(other.m_listener)), m_conninfo(std::move(other.m_conninfo)),
       m_prepared(std::move(other.m_prepared)), m_checked_prepared(other.m_checked_prepared),
       m_listening(std::move(other.m_listening)), m_notifications(std::move(other.m_notifications))
 {
@@ -62,6 +64,8 @@ connection &connection::operator=(connection &&other) noexcept
     close();
     m_conn = std::exchange(other.m_conn, nullptr);
     m_owned = other.m_owned;
+    m_options = std::move(other.m_options);
+    m_listener = std::move(other.m_listener);
     m_conninfo = std::move(other.m_conninfo);
     m_prepared = std::move(other.m_prepared);
     m_checked_prepared = other.m_checked_prepared;
@@ -95,11 +99,13 @@ void connection::reconnect()
   m_listening.clear();
   for (const std::string &channel : channels)
     listen(channel);
+  if (m_listener)
+    m_listener->reconnect();
 }
 
 void connection::prepare(const detail::statement &s)
 {
-  if (m_prepared.count(s.name))
+  if (m_options.pooled || m_prepared.count(s.name))
     return;
   if (!m_checked_prepared)
   {
@@ -132,8 +138,11 @@ std::vector<const char *> connection::bind(const detail::statement &st,
 detail::result connection::run(const detail::statement &st, const std::vector<std::optional<std::string>> &args)
 {
   const std::vector<const char *> values = bind(st, args);
+  const int count = static_cast<int>(values.size());
   detail::result res = detail::check(
-      PQexecPrepared(m_conn, st.name, static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0), m_conn);
+      m_options.pooled ? PQexecParams(m_conn, st.sql, count, st.parameter_types, values.data(), nullptr, nullptr, 0)
+                       : PQexecPrepared(m_conn, st.name, count, values.data(), nullptr, nullptr, 0),
+      m_conn);
   collect_notifications();
   return res;
 }

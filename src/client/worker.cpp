@@ -146,7 +146,8 @@ void worker::run()
   std::optional<detail::lease_keeper> keeper;
   if (!w.options.in_transaction)
     keeper.emplace(
-        w.options.conninfo, w.options.heartbeat_interval, [&w](const std::string &m) { w.log(m); }, w.heartbeats);
+        w.options.conninfo, w.options.session, w.options.heartbeat_interval, [&w](const std::string &m) { w.log(m); },
+        w.heartbeats);
   std::vector<std::thread> threads;
   for (int i = 0; i < w.options.concurrency; ++i)
   {

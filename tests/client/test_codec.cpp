@@ -19,7 +19,8 @@ constexpr int k_rounds = 1500;
 
 std::uint64_t seed()
 {
-  static const std::uint64_t value = [] {
+  static const std::uint64_t value = []
+  {
     const char *fixed = std::getenv("PGJQ_TEST_SEED");
     return fixed != nullptr ? std::stoull(fixed) : std::random_device{}();
   }();
@@ -42,7 +43,7 @@ public:
   {
     const char *values[] = {parameter.c_str()};
     std::unique_ptr<PGresult, decltype(&PQclear)> result(
-      PQexecParams(m_conn.get(), sql, 1, nullptr, values, nullptr, nullptr, 0), PQclear);
+        PQexecParams(m_conn.get(), sql, 1, nullptr, values, nullptr, nullptr, 0), PQclear);
     BOOST_REQUIRE_MESSAGE(PQresultStatus(result.get()) == PGRES_TUPLES_OK,
                           "seed " << seed() << ": " << sql << " with $1 = " << parameter << ": "
                                   << PQresultErrorMessage(result.get()));
@@ -68,8 +69,8 @@ private:
 // multibyte characters; sometimes empty.
 std::string random_text(std::mt19937_64 &random)
 {
-  static const std::vector<std::string> pieces = {
-    "\"", "\\", "{", "}", ",", " ", "\t", "\n", "NULL", "null", "a", "Z", "0", "'", "é", "🙂", "\\\"", "{}", "\"\""};
+  static const std::vector<std::string> pieces = {"\"", "\\", "{", "}", ",", " ",    "\t",   "\n", "NULL", "null",
+                                                  "a",  "Z",  "0", "'", "é", "🙂", "\\\"", "{}", "\"\""};
   std::uniform_int_distribution<int> length(0, 12);
   std::uniform_int_distribution<std::size_t> piece(0, pieces.size() - 1);
   std::string out;
@@ -80,14 +81,17 @@ std::string random_text(std::mt19937_64 &random)
 
 std::int64_t random_int64(std::mt19937_64 &random)
 {
-  static const std::vector<std::int64_t> edges = {0, 1, -1, INT64_MAX, INT64_MIN, INT32_MAX, INT32_MIN,
-                                                  static_cast<std::int64_t>(INT32_MAX) + 1};
+  static const std::vector<std::int64_t> edges = {
+      0, 1, -1, INT64_MAX, INT64_MIN, INT32_MAX, INT32_MIN, static_cast<std::int64_t>(INT32_MAX) + 1};
   std::uniform_int_distribution<int> kind(0, 3);
   switch (kind(random))
   {
-    case 0: return edges[std::uniform_int_distribution<std::size_t>(0, edges.size() - 1)(random)];
-    case 1: return std::uniform_int_distribution<std::int64_t>(-1000, 1000)(random);
-    default: return static_cast<std::int64_t>(random());
+  case 0:
+    return edges[std::uniform_int_distribution<std::size_t>(0, edges.size() - 1)(random)];
+  case 1:
+    return std::uniform_int_distribution<std::int64_t>(-1000, 1000)(random);
+  default:
+    return static_cast<std::int64_t>(random());
   }
 }
 
@@ -98,11 +102,12 @@ std::chrono::microseconds random_instant(std::mt19937_64 &random)
   std::uniform_int_distribution<int> kind(0, 2);
   switch (kind(random))
   {
-    case 0: // near the epoch, where the sign of the fraction matters
-      return std::chrono::microseconds(std::uniform_int_distribution<std::int64_t>(-3000000, 3000000)(random));
-    case 1: // whole seconds
-      return std::chrono::seconds(std::uniform_int_distribution<std::int64_t>(-limit / 1000000, limit / 1000000)(random));
-    default: return std::chrono::microseconds(std::uniform_int_distribution<std::int64_t>(-limit, limit)(random));
+  case 0: // near the epoch, where the sign of the fraction matters
+    return std::chrono::microseconds(std::uniform_int_distribution<std::int64_t>(-3000000, 3000000)(random));
+  case 1: // whole seconds
+    return std::chrono::seconds(std::uniform_int_distribution<std::int64_t>(-limit / 1000000, limit / 1000000)(random));
+  default:
+    return std::chrono::microseconds(std::uniform_int_distribution<std::int64_t>(-limit, limit)(random));
   }
 }
 
@@ -121,8 +126,7 @@ BOOST_AUTO_TEST_CASE(text_arrays_reach_the_server_element_for_element)
       value = random_text(random);
     const auto rows = db.rows("SELECT v, v IS NULL FROM unnest($1::text[]) WITH ORDINALITY AS a(v, n) ORDER BY n",
                               detail::encode_text_array(values));
-    BOOST_REQUIRE_MESSAGE(rows.size() == values.size(), "seed " << seed() << ": "
-                                                                << detail::encode_text_array(values));
+    BOOST_REQUIRE_MESSAGE(rows.size() == values.size(), "seed " << seed() << ": " << detail::encode_text_array(values));
     for (std::size_t i = 0; i < values.size(); ++i)
     {
       BOOST_TEST(rows[i][0] == values[i], "seed " << seed() << ", element " << i);
@@ -169,9 +173,9 @@ BOOST_AUTO_TEST_CASE(epoch_seconds_printed_by_the_server_decode_exactly)
     const std::chrono::microseconds instant = random_instant(random);
     // The server builds the instant itself (by integer arithmetic: interval * bigint would go through a
     // double), so this checks parse_epoch alone.
-    const std::string epoch = db.single(
-      "SELECT extract(epoch FROM timestamptz 'epoch' + ($1::bigint || ' microseconds')::interval)",
-      std::to_string(instant.count()));
+    const std::string epoch =
+        db.single("SELECT extract(epoch FROM timestamptz 'epoch' + ($1::bigint || ' microseconds')::interval)",
+                  std::to_string(instant.count()));
     BOOST_TEST((detail::parse_epoch(epoch) == pgjq::time_point(instant)), "seed " << seed() << ": " << epoch);
   }
 }

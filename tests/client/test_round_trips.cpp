@@ -451,4 +451,65 @@ BOOST_AUTO_TEST_CASE(wait_for_completion_returns_nothing_after_the_timeout)
   PQclear(res);
 }
 
+// Completes the job from another session whose notice is suppressed (triggers off for that session), as
+// when a notice is lost: only reading the job again can tell a waiter that it finished.
+static void complete_without_notice(std::int64_t id, const std::string &queue)
+{
+  pgjq::connection w(conninfo());
+  w.execute("SET session_replication_role = replica");
+  BOOST_REQUIRE(w.claim("w", {}, 1, queue).size() == 1u);
+  w.complete(id, "w");
+}
+
+BOOST_AUTO_TEST_CASE(wait_for_completion_reads_the_job_again_at_its_deadline)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  std::thread finisher(
+      [&]
+      {
+        std::this_thread::sleep_for(100ms);
+        complete_without_notice(id, q.name());
+      });
+  std::optional<pgjq::job> j = db.wait_for_completion(id, 1s);
+  finisher.join();
+  BOOST_REQUIRE_MESSAGE(j.has_value(), "the job completed during the wait, but the wait said it did not finish");
+  BOOST_TEST(j->status == pgjq::job_status::completed);
+}
+
+BOOST_AUTO_TEST_CASE(wait_for_completion_reconnects_and_reads_the_job_again_after_losing_its_session)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  const int waiter_pid = PQbackendPID(db.native_handle());
+  std::optional<pgjq::job> j;
+  std::string failure;
+  std::thread waiter(
+      [&]
+      {
+        try
+        {
+          j = db.wait_for_completion(id, 20s);
+        }
+        catch (const std::exception &e)
+        {
+          failure = e.what();
+        }
+      });
+  pgjq::connection admin(conninfo());
+  // The waiter has LISTENed and read the job once: it sleeps on its socket.
+  const std::string asleep = "SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(waiter_pid) +
+                             " AND state = 'idle' AND query LIKE '%FROM pgjq.jobs WHERE id%'";
+  BOOST_REQUIRE(wait_until([&] { return scalar(admin.native_handle(), asleep) == 1; }, 10s));
+  complete_without_notice(id, q.name());
+  scalar(admin.native_handle(), "SELECT pg_terminate_backend(" + std::to_string(waiter_pid) + ")::int");
+  waiter.join();
+  BOOST_REQUIRE_MESSAGE(failure.empty(), "the wait failed: " << failure);
+  BOOST_REQUIRE(j.has_value());
+  BOOST_TEST(j->status == pgjq::job_status::completed);
+  BOOST_TEST(PQbackendPID(db.native_handle()) != waiter_pid); // a new session
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,15 +26,30 @@ class result;
 struct statement;
 } // namespace detail
 
+// How a connection uses its session.
+struct connection_options
+{
+  // For a pooler in transaction mode (PgBouncer's pool_mode = transaction), where consecutive transactions
+  // may run on different server sessions, each also used by other clients: keep no state in the session.
+  // Every call is sent with its SQL and parameter types (the unnamed statement) instead of a named
+  // prepared statement, chained calls wait for each transaction's end before sending the next, and LISTEN
+  // goes to listen_conninfo. Costs a parse per call.
+  bool pooled = false;
+  // pooled only: a direct connection to the server (not through the pooler) on which to LISTEN; opened on
+  // the first listen(). Empty: nothing can be LISTENed (listen() throws usage_error), so a worker claims
+  // again every idle_timeout and wait_for_completion re-reads the job at growing intervals instead.
+  std::string listen_conninfo;
+};
+
 // Move-only RAII session. Not thread-safe: give each thread its own connection.
 class PGJQ_API connection
 {
 public:
   // Opens (and owns) a session; throws connection_lost when the server cannot be reached.
-  explicit connection(const std::string &conninfo);
+  explicit connection(const std::string &conninfo, const connection_options &options = {});
   // Borrows the caller's session without taking ownership, so that enqueue can run inside the caller's
   // own transaction: if it rolls back, the job never existed. The caller keeps it open while this lives.
-  explicit connection(PGconn *borrowed);
+  explicit connection(PGconn *borrowed, const connection_options &options = {});
 
   connection(connection &&other) noexcept;
   connection &operator=(connection &&other) noexcept;
@@ -45,6 +61,9 @@ public:
   bool is_open() const noexcept;
   // Reopens an owned session after connection_lost, then LISTENs again on the channels it listened to.
   void reconnect();
+  const connection_options &options() const noexcept { return m_options; }
+  // False for a pooled connection without listen_conninfo.
+  bool can_listen() const noexcept { return !m_options.pooled || !m_options.listen_conninfo.empty(); }
 
   // Producers ----------------------------------------------------------------------------------------
   std::int64_t enqueue(const std::string &job_type, const nlohmann::json &payload = nlohmann::json::object(),
@@ -120,8 +139,12 @@ public:
   // Waiting ------------------------------------------------------------------------------------------
   // The job once it is final (completed, failed or cancelled), or empty after the timeout. LISTENs on
   // pgjq_job_finished, then reads the job once to close the race with a job that finished before the
-  // LISTEN, then sleeps on the socket: no polling. Throws job_not_found for an unknown id, usage_error
-  // inside a transaction block (notifications are only delivered between transactions). A job of a queue
+  // LISTEN, then sleeps on the socket: no polling. A notice can still be missed (a session lost meanwhile,
+  // a relay that could not deliver), so the job is read again at the deadline, and after reconnecting an
+  // owned session that was lost during the wait (it retries until the deadline, then throws
+  // connection_lost). A pooled connection without listen_conninfo reads the job at growing intervals
+  // (50 ms to 1 s) instead. Throws job_not_found for an unknown id, usage_error inside a transaction block
+  // (notifications are only delivered between transactions). A job of a queue
   // with keep_completed = false has no row once completed: it comes back as last seen unfinished, with
   // status completed and no result (or with only id, queue and status if it completed between the LISTEN
   // and the first read), and is job_not_found if it had completed before the wait began. (A job deleted
@@ -184,13 +207,19 @@ private:
   void close() noexcept;
   // Collects the notifications libpq has buffered, keeping those of channels this object LISTENs to.
   void collect_notifications();
+  // wait_for_completion's parts: reading the job until it is final, with notices or without.
+  std::optional<job> wait_for_completion_polling(std::int64_t job_id, std::chrono::steady_clock::time_point deadline);
+  // Reopens the session lost during a wait, retrying until the deadline.
+  void reconnect_before(std::chrono::steady_clock::time_point deadline);
 
   PGconn *m_conn = nullptr;
   bool m_owned = false;
-  std::string m_conninfo;            // to reconnect an owned session
-  std::set<std::string> m_prepared;  // statements prepared in this session
-  bool m_checked_prepared = false;   // a borrowed session may hold our statements from an earlier wrapper
-  std::set<std::string> m_listening; // channels LISTENed on purpose (re-LISTENed on reconnect)
+  connection_options m_options;
+  std::unique_ptr<connection> m_listener; // pooled: the direct session that LISTENs
+  std::string m_conninfo;                 // to reconnect an owned session
+  std::set<std::string> m_prepared;       // statements prepared in this session
+  bool m_checked_prepared = false;        // a borrowed session may hold our statements from an earlier wrapper
+  std::set<std::string> m_listening;      // channels LISTENed on purpose (re-LISTENed on reconnect)
   std::deque<notification> m_notifications;
 };
 

@@ -75,6 +75,9 @@ using handler = std::function<void(job_context &)>;
 struct worker_options
 {
   std::string conninfo;
+  // Through a pooler in transaction mode: session.pooled = true, and session.listen_conninfo a direct
+  // connection for LISTEN (without one, an idle runner claims again every idle_timeout).
+  connection_options session;
   std::string queue = "default";
   // Lease holder name; each runner thread appends "/<n>" when concurrency > 1. Default: host:pid.
   std::string worker_id;

@@ -91,6 +91,13 @@ public:
   virtual std::int64_t dead_tuples() = 0;
   virtual std::int64_t pending() = 0;
   virtual std::unique_ptr<latency_worker> start_latency_worker(std::function<void(std::int64_t)> on_start) = 0;
+  // Big transactions: `call` ("enqueue" or "complete") made n times in one transaction, each a call of the
+  // system's own function from one statement on the server (SELECT ... FROM generate_series), so that the
+  // figure is the server's cost per call. prepare_calls readies `total` such calls (for "complete": that
+  // many claimed jobs) and is not timed; calls_in_one_transaction returns seconds, COMMIT included. Both
+  // return false / a negative time when the system has no such function.
+  virtual bool prepare_calls(const std::string & /*call*/, std::int64_t /*total*/) { return false; }
+  virtual double calls_in_one_transaction(const std::string & /*call*/, std::int64_t /*n*/) { return -1; }
   // Admin session on the driver's database (CHECKPOINT, old snapshots, sizes).
   virtual pg_session &admin() = 0;
   virtual const std::string &conninfo() const = 0;

@@ -3,7 +3,7 @@
 // ratio compares numbers of the same invocation.
 //
 //   pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=seed_recipe.sql --out=DIR [--peers=FILE]
-//              [--runs=3] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot] [--quick] [size options]
+//              [--runs=3] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx] [--quick] [size options]
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -23,7 +23,7 @@ void usage()
 {
   std::fprintf(stderr,
                "usage: pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=FILE --out=DIR [--peers=FILE]\n"
-               "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot] [--quick]\n"
+               "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx] [--quick]\n"
                "  [--drain-jobs=B1,B10,B100] [--e2e-jobs=N] [--steady-seconds=N] [--steady-runs=N]\n"
                "  [--latency-jobs=N] [--depths=A,B,C] [--depth-samples=N] [--recipe-poll-ms=N]\n");
 }
@@ -114,6 +114,7 @@ int main(int argc, char **argv)
       c.drain_jobs_b1 = 2000, c.drain_jobs_b10 = 10000, c.drain_jobs_b100 = 20000;
       c.e2e_jobs = 10000, c.steady_seconds = 5, c.steady_runs = 1, c.latency_jobs = 200;
       c.depths = {1000, 10000}, c.depth_samples = 50, c.snapshot_finished = 10000;
+      c.bigtx_sizes = {1, 100, 10000}, c.bigtx_min_calls = 1000;
     }
     else
     {
@@ -149,22 +150,25 @@ int main(int argc, char **argv)
     std::string depths;
     for (const std::int64_t d : c.depths)
       depths += (depths.empty() ? "" : "/") + n(d);
+    std::string bigtx;
+    for (const std::int64_t k : c.bigtx_sizes)
+      bigtx += (bigtx.empty() ? "" : "/") + n(k);
     header.push_back("Sizes: " + n(c.runs) + " runs; enqueue " + n(c.enqueue_single_jobs) + "/" +
                      n(c.enqueue_b100_jobs) + "/" + n(c.enqueue_b1000_jobs) + " jobs (1/100/1000 per call); drain " +
                      n(c.drain_jobs_b1) + "/" + n(c.drain_jobs_b10) + "/" + n(c.drain_jobs_b100) +
                      " jobs (batch 1/10/100); end to end " + n(c.e2e_jobs) + " jobs; steady " + n(c.steady_runs) +
                      " x " + n(c.steady_seconds) + " s; latency " + n(c.latency_jobs) + " jobs; depth " + depths +
                      " pending, " + n(c.depth_samples) + " samples per run; old snapshot after " +
-                     n(c.snapshot_finished) + " finished jobs.");
+                     n(c.snapshot_finished) + " finished jobs; big transactions of " + bigtx + " calls.");
     for (const std::string &h : header)
       std::fprintf(stderr, "%s\n", h.c_str());
 
     results r;
     using fn = void (*)(driver &, const config &, results &);
-    const std::pair<const char *, fn> plan[] = {{"enqueue", scenario_enqueue},  {"drain", scenario_drain},
-                                                {"e2e", scenario_e2e},          {"steady", scenario_steady},
-                                                {"latency", scenario_latency},  {"depth", scenario_depth},
-                                                {"snapshot", scenario_snapshot}};
+    const std::pair<const char *, fn> plan[] = {{"enqueue", scenario_enqueue},   {"drain", scenario_drain},
+                                                {"e2e", scenario_e2e},           {"steady", scenario_steady},
+                                                {"latency", scenario_latency},   {"depth", scenario_depth},
+                                                {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx}};
     for (const auto &[name, run] : plan)
     {
       if (!c.wants(name))

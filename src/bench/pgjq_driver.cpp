@@ -257,6 +257,45 @@ public:
     return std::make_unique<pgjq_latency_worker>(m_conninfo, std::move(on_start));
   }
 
+  bool prepare_calls(const std::string &call, std::int64_t total) override
+  {
+    if (call != "complete")
+      return call == "enqueue";
+    for (std::int64_t done = 0; done < total; done += 10000)
+      m_admin.exec("SELECT pgjq.enqueue_batch('email', (SELECT jsonb_agg(g) FROM generate_series(1, " +
+                   std::to_string(std::min<std::int64_t>(10000, total - done)) + ") g))");
+    std::int64_t claimed = 0;
+    while (claimed < total)
+    {
+      const std::int64_t n =
+          m_admin.scalar_int("SELECT count(*) FROM pgjq.claim_job_batch('bench-bigtx', NULL, 10000)");
+      if (n == 0)
+        throw std::runtime_error("prepare_calls: the queue ran out of jobs to claim");
+      claimed += n;
+    }
+    return true;
+  }
+
+  double calls_in_one_transaction(const std::string &call, std::int64_t n) override
+  {
+    const std::string count = std::to_string(n);
+    const std::string sql =
+        call == "enqueue"
+            ? "SELECT count(pgjq.enqueue('email', jsonb_build_object('i', g))) FROM generate_series(1, " + count + ") g"
+            : "SELECT count(pgjq.complete(id, 'bench-bigtx')) FROM (SELECT id FROM pgjq.live_jobs WHERE status = "
+              "'claimed' AND worker_id = 'bench-bigtx' LIMIT " +
+                  count + ") j";
+    const auto t0 = steady::now();
+    m_admin.exec("BEGIN");
+    const std::int64_t done = m_admin.scalar_int(sql);
+    m_admin.exec("COMMIT");
+    const double secs = seconds_between(t0, steady::now());
+    if (done != n)
+      throw std::runtime_error("calls_in_one_transaction: " + std::to_string(done) + " of " + count + " " + call +
+                               " calls done");
+    return secs;
+  }
+
   pg_session &admin() override { return m_admin; }
   const std::string &conninfo() const override { return m_conninfo; }
 

@@ -524,4 +524,32 @@ void scenario_snapshot(driver &d, const config &c, results &r)
            static_cast<long long>(completed));
 }
 
+void scenario_bigtx(driver &d, const config &c, results &r)
+{
+  for (const char *call : {"enqueue", "complete"})
+    for (const std::int64_t n : c.bigtx_sizes)
+    {
+      // Small transactions are repeated so that each run makes at least bigtx_min_calls calls.
+      const std::int64_t repeat = std::max<std::int64_t>(1, c.bigtx_min_calls / n);
+      std::vector<double> us;
+      for (int run = 0; run < c.runs; ++run)
+      {
+        d.reset();
+        if (!d.prepare_calls(call, n * repeat))
+          return;
+        checkpoint(d);
+        double secs = 0;
+        for (std::int64_t k = 0; k < repeat; ++k)
+          secs += d.calls_in_one_transaction(call, n);
+        us.push_back(secs * 1e6 / static_cast<double>(n * repeat));
+        progress(d, "%s, %lld calls per transaction, run %d: %.1f us per call", call, static_cast<long long>(n),
+                 run + 1, us.back());
+      }
+      const std::string ns = std::to_string(n);
+      r.add(std::string("bigtx_") + call + "_" + ns, std::string(call) + ", " + ns + " calls in one transaction",
+            "us per call", false, d.name(), summarize(us),
+            std::to_string(n * repeat) + " calls per run, " + std::to_string(c.runs) + " runs");
+    }
+}
+
 } // namespace pgjq::bench

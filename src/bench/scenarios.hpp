@@ -38,7 +38,9 @@ struct config
   std::vector<std::int64_t> depths{1000, 100000, 1000000};
   int depth_samples = 200; // per run and depth
   std::int64_t snapshot_finished = 100000;
-  std::set<std::string> scenarios{"enqueue", "drain", "e2e", "steady", "latency", "depth", "snapshot"};
+  std::vector<std::int64_t> bigtx_sizes{1, 100, 10000, 100000}; // calls per transaction
+  std::int64_t bigtx_min_calls = 10000;                         // smaller transactions are repeated to this
+  std::set<std::string> scenarios{"enqueue", "drain", "e2e", "steady", "latency", "depth", "snapshot", "bigtx"};
 
   bool wants(const std::string &s) const { return scenarios.count(s) > 0; }
 };
@@ -78,5 +80,6 @@ void scenario_steady(driver &d, const config &c, results &r);
 void scenario_latency(driver &d, const config &c, results &r);
 void scenario_depth(driver &d, const config &c, results &r);
 void scenario_snapshot(driver &d, const config &c, results &r);
+void scenario_bigtx(driver &d, const config &c, results &r);
 
 } // namespace pgjq::bench

@@ -1,6 +1,7 @@
 // module.cpp: PG_MODULE_MAGIC and _PG_init: the settings, the transaction callbacks, and with preload the
 // shared memory and the launcher.
 #include "core/catalog.hpp"
+#include "core/depth.hpp"
 #include "core/keep_completed_cache.hpp"
 #include "core/privileges.hpp"
 #include "core/settings.hpp"
@@ -45,6 +46,7 @@ void _PG_init(void)
     pgjq::register_relay_callbacks();
     pgjq::register_keep_completed_callback();
     pgjq::register_catalog_callback();
+    pgjq::register_depth_callbacks();
     pgjq::register_privileges_callback();
     pgjq::register_database_commands_hook();
     if (!process_shared_preload_libraries_in_progress || IsBinaryUpgrade)

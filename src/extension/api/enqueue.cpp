@@ -1,11 +1,6 @@
 // enqueue.cpp: enqueue, try_enqueue, enqueue_batch, and INSERT INTO pgjq.jobs (an INSTEAD OF trigger).
 //
-// Backpressure: an enqueue first reserves room in pgjq.queue_depth (one UPDATE of the backend's slot
-// row that also checks max_pending against the queue's 16 slots), then inserts. The slot row itself is
-// read as locked, so producers sharing a slot are exact; the other slots are read as committed, so
-// transactions in flight at the same moment on other slots can each pass the check: the queue may
-// overshoot max_pending by the jobs those transactions enqueue, never by more. A single producer
-// never overshoots.
+// Backpressure: an enqueue first reserves room against max_pending (core/depth.hpp), then inserts.
 #include "core/args.hpp"
 #include "core/boundary.hpp"
 #include "core/catalog.hpp"
@@ -21,25 +16,17 @@ namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_reserve, s_why_refused, s_find_unique, s_draw_ids;
+SPIPlanPtr s_why_refused, s_find_unique, s_draw_ids;
 SPIPlanPtr s_insert, s_insert_unique, s_insert_batch, s_insert_legacy, s_insert_unique_legacy, s_insert_batch_legacy;
 
 // clang-format off
-const plan_text k_reserve = {
-    "UPDATE pgjq.queue_depth d SET unfinished = d.unfinished + $3"
-    "  FROM pgjq.queues q"
-    " WHERE d.queue_name = $1 AND d.slot = $2 AND q.queue_name = $1"
-    "   AND (q.max_pending IS NULL"
-    "        OR d.unfinished + $3 + coalesce((SELECT sum(s.unfinished)::bigint FROM pgjq.queue_depth s"
-    "                                         WHERE s.queue_name = $1 AND s.slot <> $2), 0)"
-    "           <= q.max_pending)"
-    " RETURNING q.max_attempts, q.fifo",
-    3, {TEXTOID, INT2OID, INT8OID}};
+// $2: what this transaction added to the queue's count and has not written yet
 const plan_text k_why_refused = {
     "SELECT q.max_pending,"
-    "       (SELECT sum(s.unfinished)::bigint FROM pgjq.queue_depth s WHERE s.queue_name = q.queue_name)"
+    "       coalesce((SELECT sum(s.unfinished)::bigint FROM pgjq.queue_depth s WHERE s.queue_name = q.queue_name), 0)"
+    "       + $2"
     "  FROM pgjq.queues q WHERE q.queue_name = $1",
-    1, {TEXTOID}};
+    2, {TEXTOID, INT8OID}};
 const plan_text k_find_unique = {
     "SELECT id FROM pgjq.live_jobs WHERE queue_name = $1 AND unique_key = $2", 2, {TEXTOID, TEXTOID}};
 // The inserts record the role that enqueued ($8); a database at 0.1.0 has no column for it (legacy).
@@ -100,8 +87,7 @@ enum class reservation { granted, queue_full };
 // Reserves room for r.count jobs; returns the queue's default max_attempts through *max_attempts.
 reservation reserve(const enqueue_request& r, bool raise_when_full, int32* max_attempts)
 {
-    Datum values[3] = {r.queue_text, Int16GetDatum(depth_slot()), Int64GetDatum(r.count)};
-    if (run_plan(saved_plan(&s_reserve, k_reserve), values, nullptr) == 1) {
+    if (reserve_depth(r.queue_text, r.count)) {
         bool isnull;
         HeapTuple row = SPI_tuptable->vals[0];
         *max_attempts = DatumGetInt32(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
@@ -114,6 +100,7 @@ reservation reserve(const enqueue_request& r, bool raise_when_full, int32* max_a
         return reservation::granted;
     }
 
+    Datum values[2] = {r.queue_text, Int64GetDatum(unwritten_depth(r.queue_text))};
     run_plan(saved_plan(&s_why_refused, k_why_refused), values, nullptr);
     if (SPI_processed == 0)
         raise_unknown_queue(r.queue_name);

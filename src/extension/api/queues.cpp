@@ -138,6 +138,7 @@ PGJQ_API_FUNCTION(drop_queue)
     Datum values[1] = {CStringGetTextDatum(queue_name)};
     if (run_plan(saved_plan(&s_lock_depth, k_lock_depth), values, nullptr) == 0)
         raise_unknown_queue(queue_name);
+    forget_depth(queue_name);
     if (!force) {
         run_plan(saved_plan(&s_has_live, k_has_live), values, nullptr);
         bool isnull, found;

@@ -1,22 +1,244 @@
-// depth.cpp: the backpressure counter rows (see depth.hpp).
+// depth.cpp: the backpressure counter rows and this transaction's ledger of changes to them (see depth.hpp).
+// The callbacks write the ledger at commit, empty it at the end of the transaction, and undo with a
+// subtransaction what it added.
 #include "core/depth.hpp"
 
+#include "core/catalog.hpp"
 #include "core/limits.hpp"
 #include "core/settings.hpp"
 #include "core/spi.hpp"
 
-namespace pgjq {
+extern "C" {
+#include "utils/guc.h"
+#include "utils/snapmgr.h"
+}
 
-static SPIPlanPtr s_adjust_depth, s_create_depth_rows;
+namespace {
+
+using namespace pgjq;
+
+SPIPlanPtr s_reserve_writing, s_reserve_written, s_write, s_create_depth_rows;
 
 // clang-format off
-static const plan_text k_adjust_depth = {
+// $1 queue, $2 slot, $3 the jobs asked for, $4 what this transaction added and has not written. The slot
+// row is read as locked (the first reservation writes it; later ones find it written by this transaction),
+// so producers sharing a slot are exact; the other slots are read as committed, so transactions in flight
+// at the same moment on other slots can each pass the check: the queue may overshoot max_pending by the
+// jobs those transactions enqueue, never by more. A single producer never overshoots.
+#define RESERVE_CHECK                                                                                  \
+    " (q.max_pending IS NULL"                                                                          \
+    "  OR d.unfinished + $3 + $4 + coalesce((SELECT sum(s.unfinished)::bigint FROM pgjq.queue_depth s"  \
+    "                                        WHERE s.queue_name = $1 AND s.slot <> $2), 0)"             \
+    "     <= q.max_pending)"
+const plan_text k_reserve_writing = {
+    "UPDATE pgjq.queue_depth d SET unfinished = d.unfinished + $3"
+    "  FROM pgjq.queues q"
+    " WHERE d.queue_name = $1 AND d.slot = $2 AND q.queue_name = $1 AND" RESERVE_CHECK
+    " RETURNING q.max_attempts, q.fifo",
+    4, {TEXTOID, INT2OID, INT8OID, INT8OID}};
+const plan_text k_reserve_written = {
+    "SELECT q.max_attempts, q.fifo FROM pgjq.queue_depth d, pgjq.queues q"
+    " WHERE d.queue_name = $1 AND d.slot = $2 AND q.queue_name = $1 AND" RESERVE_CHECK,
+    4, {TEXTOID, INT2OID, INT8OID, INT8OID}};
+const plan_text k_write = {
     "UPDATE pgjq.queue_depth SET unfinished = unfinished + $3 WHERE queue_name = $1 AND slot = $2",
     3, {TEXTOID, INT2OID, INT8OID}};
-static const plan_text k_create_depth_rows = {
+const plan_text k_create_depth_rows = {
     "INSERT INTO pgjq.queue_depth (queue_name, slot) SELECT $1, s FROM pg_catalog.generate_series(0, $2) AS s",
     2, {TEXTOID, INT4OID}};
 // clang-format on
+
+// What one subtransaction (or the top transaction) added and has not written.
+struct depth_frame {
+    SubTransactionId sub;
+    int64 delta;
+};
+
+// One counter row this transaction changed: a queue's row of one slot.
+struct depth_entry {
+    char queue_name[k_queue_name_max + 1];
+    int16 slot;
+    // The subtransaction whose change wrote (and locked) the row; invalid when none did, or it rolled
+    // back. Later reservations only read the row while it stays written.
+    SubTransactionId written_in;
+    // Ascending subtransaction ids: the innermost open subtransaction's frame last.
+    depth_frame* frames;
+    int nframes;
+    int frames_capacity;
+};
+
+// The ledger: this transaction's entries, s_entries[0 .. s_count). The arrays live in TopMemoryContext and
+// are reused by the next transaction (a transaction changes the rows of a few queues; creating a hash
+// table per transaction cost a batch-1 drain measurably), so the end of a transaction only sets s_count
+// to 0. Lookups are linear for the same reason.
+depth_entry* s_entries = nullptr;
+int s_count = 0;
+int s_capacity = 0;
+
+depth_entry* find_entry(const char* queue_name, int16 slot)
+{
+    for (int i = 0; i < s_count; i++)
+        if (s_entries[i].slot == slot && strcmp(s_entries[i].queue_name, queue_name) == 0)
+            return &s_entries[i];
+    return nullptr;
+}
+
+// The entry of this backend's row of the queue, created if the transaction has none yet. The pointer is
+// valid until the next entry is created (a statement run meanwhile may create one: use the index then).
+depth_entry* ledger_entry(Datum queue_name)
+{
+    char* name = TextDatumGetCString(queue_name);
+    const int16 slot = depth_slot();
+    depth_entry* e = find_entry(name, slot);
+    if (e != nullptr) {
+        pfree(name);
+        return e;
+    }
+    if (strlen(name) > static_cast<size_t>(k_queue_name_max))
+        elog(ERROR, "pgjq: queue name \"%s\" is longer than %d bytes", name, k_queue_name_max);
+    if (s_count == s_capacity) {
+        int capacity = s_capacity == 0 ? 8 : s_capacity * 2;
+        s_entries = static_cast<depth_entry*>(
+            s_entries ? repalloc(s_entries, sizeof(depth_entry) * capacity)
+                      : MemoryContextAllocZero(TopMemoryContext, sizeof(depth_entry) * capacity));
+        memset(s_entries + s_capacity, 0, sizeof(depth_entry) * (capacity - s_capacity));
+        s_capacity = capacity;
+    }
+    e = &s_entries[s_count++];
+    strlcpy(e->queue_name, name, sizeof e->queue_name);
+    pfree(name);
+    e->slot = slot;
+    e->written_in = InvalidSubTransactionId;
+    e->nframes = 0;  // frames and frames_capacity are kept from an earlier transaction
+    return e;
+}
+
+int64 unwritten(const depth_entry* e)
+{
+    int64 sum = 0;
+    for (int i = 0; i < e->nframes; i++)
+        sum += e->frames[i].delta;
+    return sum;
+}
+
+void add_to_frame(depth_entry* e, int64 delta)
+{
+    SubTransactionId current = GetCurrentSubTransactionId();
+    if (e->nframes > 0 && e->frames[e->nframes - 1].sub == current) {
+        e->frames[e->nframes - 1].delta += delta;
+        return;
+    }
+    if (e->nframes == e->frames_capacity) {
+        e->frames_capacity = e->frames_capacity == 0 ? 4 : e->frames_capacity * 2;
+        e->frames = static_cast<depth_frame*>(
+            e->frames ? repalloc(e->frames, sizeof(depth_frame) * e->frames_capacity)
+                      : MemoryContextAlloc(TopMemoryContext, sizeof(depth_frame) * e->frames_capacity));
+    }
+    e->frames[e->nframes++] = {current, delta};
+}
+
+int compare_entries(const void* a, const void* b)
+{
+    const depth_entry& x = **static_cast<depth_entry* const*>(a);
+    const depth_entry& y = **static_cast<depth_entry* const*>(b);
+    int by_name = strcmp(x.queue_name, y.queue_name);
+    return by_name != 0 ? by_name : (x.slot > y.slot) - (x.slot < y.slot);
+}
+
+// Writes what the ledger holds, one UPDATE per counter row, in key order (so that two committing
+// transactions take the rows' locks in the same order), as the extension's owner with the search_path the
+// SQL functions pin.
+void write_ledger()
+{
+    if (s_count == 0)
+        return;
+    depth_entry** due = static_cast<depth_entry**>(palloc(sizeof(depth_entry*) * s_count));
+    int ndue = 0;
+    for (int i = 0; i < s_count; i++)
+        if (unwritten(&s_entries[i]) != 0)
+            due[ndue++] = &s_entries[i];
+    // Nothing to write, or the extension was dropped in this transaction.
+    if (ndue == 0 || !OidIsValid(pgjq_relation("queue_depth"))) {
+        pfree(due);
+        return;
+    }
+    qsort(due, ndue, sizeof(depth_entry*), compare_entries);
+
+    Oid saved_user;
+    int saved_context;
+    GetUserIdAndSecContext(&saved_user, &saved_context);
+    SetUserIdAndSecContext(current_installation().owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+    int guc_level = NewGUCNestLevel();
+    (void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                             false);
+    // The statements of the transaction have ended: SPI needs a snapshot of its own here.
+    PushActiveSnapshot(GetTransactionSnapshot());
+    if (SPI_connect() != SPI_OK_CONNECT)
+        elog(ERROR, "pgjq: SPI_connect failed");
+    for (int i = 0; i < ndue; i++) {
+        Datum values[3] = {CStringGetTextDatum(due[i]->queue_name), Int16GetDatum(due[i]->slot),
+                           Int64GetDatum(unwritten(due[i]))};
+        run_plan(saved_plan(&s_write, k_write), values, nullptr);
+        due[i]->nframes = 0;
+    }
+    SPI_finish();
+    PopActiveSnapshot();
+    AtEOXact_GUC(true, guc_level);
+    SetUserIdAndSecContext(saved_user, saved_context);
+    pfree(due);
+}
+
+void follow_transaction(XactEvent event, void*)
+{
+    switch (event) {
+    case XACT_EVENT_PRE_COMMIT:
+    case XACT_EVENT_PRE_PREPARE:
+        write_ledger();
+        break;
+    case XACT_EVENT_COMMIT:
+    case XACT_EVENT_PARALLEL_COMMIT:
+    case XACT_EVENT_ABORT:
+    case XACT_EVENT_PARALLEL_ABORT:
+    case XACT_EVENT_PREPARE:
+        s_count = 0;
+        break;
+    default:
+        break;
+    }
+}
+
+// A subtransaction's frame becomes its parent's when it commits and goes when it rolls back, and so does
+// the row write (and lock) of its reservation. Subtransaction ids grow, and a subtransaction ends after its
+// children, so an aborting one owns every frame labelled with its id or a later one.
+void follow_subtransaction(SubXactEvent event, SubTransactionId sub, SubTransactionId parent, void*)
+{
+    if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
+        return;
+    for (int i = 0; i < s_count; i++) {
+        depth_entry* e = &s_entries[i];
+        if (event == SUBXACT_EVENT_ABORT_SUB) {
+            while (e->nframes > 0 && e->frames[e->nframes - 1].sub >= sub)
+                e->nframes--;
+            if (e->written_in != InvalidSubTransactionId && e->written_in >= sub)
+                e->written_in = InvalidSubTransactionId;
+            continue;
+        }
+        if (e->nframes > 0 && e->frames[e->nframes - 1].sub == sub) {
+            if (e->nframes > 1 && e->frames[e->nframes - 2].sub == parent) {
+                e->frames[e->nframes - 2].delta += e->frames[e->nframes - 1].delta;
+                e->nframes--;
+            } else {
+                e->frames[e->nframes - 1].sub = parent;
+            }
+        }
+        if (e->written_in == sub)
+            e->written_in = parent;
+    }
+}
+
+}  // namespace
+
+namespace pgjq {
 
 int16 depth_slot()
 {
@@ -28,16 +250,86 @@ int16 depth_slot()
     return static_cast<int16>(MyBackendId % k_depth_slots);
 }
 
+bool reserve_depth(Datum queue_name, int64 count)
+{
+    depth_entry* e = ledger_entry(queue_name);
+    const int index = static_cast<int>(e - s_entries);
+    bool writing = e->written_in == InvalidSubTransactionId;
+    Datum values[4] = {queue_name, Int16GetDatum(e->slot), Int64GetDatum(count), Int64GetDatum(unwritten(e))};
+    SPIPlanPtr plan =
+        writing ? saved_plan(&s_reserve_writing, k_reserve_writing) : saved_plan(&s_reserve_written, k_reserve_written);
+    if (run_plan(plan, values, nullptr) != 1)
+        return false;
+    e = &s_entries[index];
+    if (writing)
+        e->written_in = GetCurrentSubTransactionId();
+    else
+        add_to_frame(e, count);
+    return true;
+}
+
+int64 unwritten_depth(Datum queue_name)
+{
+    char* name = TextDatumGetCString(queue_name);
+    int64 sum = 0;
+    for (int i = 0; i < s_count; i++)
+        if (strcmp(s_entries[i].queue_name, name) == 0)
+            sum += unwritten(&s_entries[i]);
+    pfree(name);
+    return sum;
+}
+
 void adjust_depth(Datum queue_name, int64 delta)
 {
-    Datum values[3] = {queue_name, Int16GetDatum(depth_slot()), Int64GetDatum(delta)};
-    run_plan(saved_plan(&s_adjust_depth, k_adjust_depth), values, nullptr);
+    depth_entry* e = ledger_entry(queue_name);
+    if (e->written_in != InvalidSubTransactionId) {
+        add_to_frame(e, delta);
+        return;
+    }
+    // The first change of the row in this transaction writes it, as a reservation does: the row is then
+    // locked until the transaction ends, so drop_queue waits for those finishing jobs of the queue.
+    const int index = static_cast<int>(e - s_entries);
+    Datum values[3] = {queue_name, Int16GetDatum(e->slot), Int64GetDatum(delta)};
+    run_plan(saved_plan(&s_write, k_write), values, nullptr);
+    s_entries[index].written_in = GetCurrentSubTransactionId();
+}
+
+bool depth_untouched()
+{
+    return s_count == 0;
+}
+
+void depth_written(Datum queue_name)
+{
+    depth_entry* e = ledger_entry(queue_name);
+    if (e->written_in == InvalidSubTransactionId)
+        e->written_in = GetCurrentSubTransactionId();
 }
 
 void create_depth_rows(Datum queue_name)
 {
     Datum values[2] = {queue_name, Int32GetDatum(k_depth_slots - 1)};
     run_plan(saved_plan(&s_create_depth_rows, k_create_depth_rows), values, nullptr);
+}
+
+void forget_depth(const char* queue_name)
+{
+    for (int i = 0; i < s_count; i++) {
+        depth_entry* e = &s_entries[i];
+        if (strcmp(e->queue_name, queue_name) != 0)
+            continue;
+        // Cancelled in a frame of its own, so that a rollback of the drop's subtransaction brings it back.
+        add_to_frame(e, -unwritten(e));
+        // A queue created again has new rows: its first reservation writes one of them. (After a rollback
+        // of the drop, this costs one more write of the old row, nothing else.)
+        e->written_in = InvalidSubTransactionId;
+    }
+}
+
+void register_depth_callbacks()
+{
+    RegisterXactCallback(follow_transaction, nullptr);
+    RegisterSubXactCallback(follow_subtransaction, nullptr);
 }
 
 }  // namespace pgjq

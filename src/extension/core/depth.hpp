@@ -3,6 +3,11 @@
 // concurrent producers rarely wait on one row, and reading a queue's depth sums a fixed number of rows
 // whatever its length. enqueue.cpp reserves room against max_pending; lifecycle.cpp subtracts what
 // finishes; retry adds back what it revives.
+//
+// Within a transaction the changes are kept in memory (a ledger, in step with subtransactions) and each
+// row is written at most twice: by the first change (a reservation must hold the row's lock while it
+// checks max_pending, and drop_queue waits on it), and once at commit with the sum of everything else. Writing the row at every call would
+// make the Nth call of a transaction walk the N versions the calls before it left: quadratic cost.
 #pragma once
 
 #include "core/pg.hpp"
@@ -12,10 +17,32 @@ namespace pgjq {
 // The counter slot this backend writes.
 int16 depth_slot();
 
-// Adds `delta` to the queue's unfinished-job count in this backend's slot. Requires an SPI connection.
+// Reserves room for `count` jobs in the queue, against its max_pending. Granted: true, with SPI_tuptable
+// holding the queue's (max_attempts, fifo). False when the queue is full or does not exist. Requires an
+// SPI connection.
+bool reserve_depth(Datum queue_name, int64 count);
+
+// What this transaction has added to the queue's count and not yet written (negative: freed).
+int64 unwritten_depth(Datum queue_name);
+
+// Adds `delta` to the queue's unfinished-job count (written at once if it is this transaction's first
+// change of the row, else at commit). Requires an SPI connection.
 void adjust_depth(Datum queue_name, int64 delta);
+
+// True while this transaction has not changed any counter: the first change may then be written by the
+// statement that makes it (see archive_jobs), which then reports it with depth_written.
+bool depth_untouched();
+// This backend's slot row of the queue was just written by this transaction's statement.
+void depth_written(Datum queue_name);
 
 // Creates a new queue's counter rows. Requires an SPI connection.
 void create_depth_rows(Datum queue_name);
+
+// The queue is being dropped with its counter rows: what this transaction added to them is not written
+// (unless the drop rolls back with its subtransaction).
+void forget_depth(const char* queue_name);
+
+// _PG_init: write the ledger at commit and keep it in step with subtransactions.
+void register_depth_callbacks();
 
 }  // namespace pgjq

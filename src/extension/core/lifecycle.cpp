@@ -15,10 +15,10 @@
 namespace pgjq {
 
 // clang-format off
-// $1 ids, $2 the holding worker id (NULL: any), $3 status, $4 result, $5 last_error, $6 this backend's
-// counter slot, $7 the worker of a job claimed in this transaction (claim_in_transaction), whose row still
-// holds the state it had before the claim: the history records that worker, this attempt and the claim's
-// time; $8 the queues that keep no completed jobs; $9 the calling role (from 0.2.0, which records roles).
+// $1 ids, $2 the holding worker id (NULL: any), $3 status, $4 result, $5 last_error, $6 the worker of a
+// job claimed in this transaction (claim_in_transaction), whose row still holds the state it had before the
+// claim: the history records that worker, this attempt and the claim's time; $7 the queues that keep no
+// completed jobs; $8 the calling role (from 0.2.0, which records roles); $9 this backend's counter slot.
 #define ARCHIVE_DELETE(holder_condition, extra_column)                                                 \
     "WITH done AS ("                                                                                   \
     "  DELETE FROM pgjq.live_jobs"                                                                     \
@@ -26,7 +26,7 @@ namespace pgjq {
     holder_condition "))"                                                                              \
     "  RETURNING *" extra_column "),"
 // A report must come from the role that claimed the job or a role with its privileges.
-#define HOLDER_ROLE PGJQ_HELD_BY_ROLE("", "$9")
+#define HOLDER_ROLE PGJQ_HELD_BY_ROLE("", "$8")
 #define ARCHIVE_INSERT(role_columns, role_values, condition)                                          \
     " archived AS ("                                                                                   \
     "  INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, result, run_at," \
@@ -35,39 +35,50 @@ namespace pgjq {
     "    attempts, max_attempts, last_error" role_columns ")"                                          \
     "  SELECT id, queue_name, job_type, priority, $3::pgjq.job_status, payload, $4, run_at,"           \
     "    unique_key, CASE WHEN $3 = 'completed' THEN 100 ELSE progress END, current_stage, events_count," \
-    "    coalesce($7, worker_id), CASE WHEN $7 IS NULL THEN claimed_at ELSE now() END,"                 \
-    "    CASE WHEN $7 IS NULL THEN heartbeat_at END, CASE WHEN $7 IS NULL THEN lease_expires_at END,"   \
-    "    created_at, CASE WHEN $7 IS NULL THEN started_at ELSE now() END,"                              \
+    "    coalesce($6, worker_id), CASE WHEN $6 IS NULL THEN claimed_at ELSE now() END,"                 \
+    "    CASE WHEN $6 IS NULL THEN heartbeat_at END, CASE WHEN $6 IS NULL THEN lease_expires_at END,"   \
+    "    created_at, CASE WHEN $6 IS NULL THEN started_at ELSE now() END,"                              \
     "    CASE WHEN $3 = 'completed' THEN statement_timestamp() END,"                                    \
     "    CASE WHEN $3 = 'failed' THEN statement_timestamp() END,"                                       \
     "    CASE WHEN $3 = 'cancelled' THEN statement_timestamp() END, statement_timestamp(),"             \
-    "    attempts + CASE WHEN $7 IS NULL THEN 0 ELSE 1 END, max_attempts, coalesce($5, last_error)"     \
-    role_values "  FROM done" condition "),"
-#define ARCHIVE_COUNT                                                                                  \
-    " counted AS ("                                                                                    \
-    "  UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - a.n"                                  \
-    "    FROM (SELECT queue_name, count(*) AS n FROM done GROUP BY queue_name) a"                      \
-    "   WHERE d.queue_name = a.queue_name AND d.slot = $6)"
-#define ARCHIVE_TYPES {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, INT2OID, TEXTOID, TEXTARRAYOID, REGROLEOID}
+    "    attempts + CASE WHEN $6 IS NULL THEN 0 ELSE 1 END, max_attempts, coalesce($5, last_error)"     \
+    role_values "  FROM done" condition ")"
+#define ARCHIVE_TYPES {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTARRAYOID, REGROLEOID, INT2OID}
 #define ROLE_COLUMNS ", enqueued_by, claimed_by"
-#define ROLE_VALUES ", enqueued_by, CASE WHEN $7 IS NULL THEN claimed_by ELSE $9 END"
-#define RETURN_MOVED " SELECT count(*), coalesce(array_agg(id), '{}') FROM done"
+#define ROLE_VALUES ", enqueued_by, CASE WHEN $6 IS NULL THEN claimed_by ELSE $8 END"
+// What moved: how many, their ids, and their queues for the depth counters: the one queue of them all
+// (the usual case), or, when they span several, every job's queue name (counted by archive_jobs).
+#define MOVED_BY_QUEUE " (SELECT queue_name, count(*) AS n FROM done GROUP BY queue_name) g"
+#define RETURN_MOVED_COLUMNS                                                                           \
+    " SELECT count(*), coalesce(array_agg(id), '{}'), min(queue_name),"                                \
+    "        CASE WHEN min(queue_name) <> max(queue_name) THEN array_agg(queue_name) END"
+#define RETURN_MOVED RETURN_MOVED_COLUMNS " FROM done"
 // Completion while some queue has keep_completed = false: their jobs are deleted without a history row,
 // and their pgjq_job_finished notices are sent by archive_jobs, since no insert into finished_jobs fires
 // the trigger that sends them.
-#define KEEP_OR_DISCARD ", queue_name <> ALL ($8) AS kept"
+#define KEEP_OR_DISCARD ", queue_name <> ALL ($7) AS kept"
 #define RETURN_MOVED_AND_DISCARDED                                                                     \
-    " SELECT count(*), coalesce(array_agg(id), '{}'),"                                                 \
-    "        array_agg(id) FILTER (WHERE NOT kept), array_agg(queue_name) FILTER (WHERE NOT kept) FROM done"
+    RETURN_MOVED_COLUMNS ", array_agg(id) FILTER (WHERE NOT kept), array_agg(queue_name) FILTER (WHERE NOT kept)"  \
+    " FROM done"
 
-static versioned_plan s_archive = {
-    {ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, "") ARCHIVE_COUNT RETURN_MOVED, 9, ARCHIVE_TYPES},
-    {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") ARCHIVE_COUNT RETURN_MOVED, 7, ARCHIVE_TYPES}};
-static versioned_plan s_archive_some_discarded = {
-    {ARCHIVE_DELETE(HOLDER_ROLE, KEEP_OR_DISCARD) ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, " WHERE kept") ARCHIVE_COUNT
-     RETURN_MOVED_AND_DISCARDED, 9, ARCHIVE_TYPES},
-    {ARCHIVE_DELETE("", KEEP_OR_DISCARD) ARCHIVE_INSERT("", "", " WHERE kept") ARCHIVE_COUNT
-     RETURN_MOVED_AND_DISCARDED, 8, ARCHIVE_TYPES}};
+// The transaction's first change of the depth counters writes this backend's slot rows in the statement
+// itself (one statement fewer for the common one-call transaction); later ones go to the transaction's
+// ledger (core/depth.hpp).
+#define WRITE_DEPTH                                                                                    \
+    ", counted AS (UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - g.n FROM" MOVED_BY_QUEUE   \
+    " WHERE d.queue_name = g.queue_name AND d.slot = $9)"
+#define ARCHIVE_PLAN(write)                                                                            \
+    {{ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, "") write RETURN_MOVED, 9, ARCHIVE_TYPES}, \
+     {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") write RETURN_MOVED, 9, ARCHIVE_TYPES}}
+#define ARCHIVE_SOME_DISCARDED_PLAN(write)                                                             \
+    {{ARCHIVE_DELETE(HOLDER_ROLE, KEEP_OR_DISCARD) ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, " WHERE kept") write \
+      RETURN_MOVED_AND_DISCARDED, 9, ARCHIVE_TYPES},                                                   \
+     {ARCHIVE_DELETE("", KEEP_OR_DISCARD) ARCHIVE_INSERT("", "", " WHERE kept") write                  \
+      RETURN_MOVED_AND_DISCARDED, 9, ARCHIVE_TYPES}}
+// Indexed by whether the statement writes the counters itself.
+static versioned_plan s_archive[2] = {ARCHIVE_PLAN(""), ARCHIVE_PLAN(WRITE_DEPTH)};
+static versioned_plan s_archive_some_discarded[2] = {ARCHIVE_SOME_DISCARDED_PLAN(""),
+                                                     ARCHIVE_SOME_DISCARDED_PLAN(WRITE_DEPTH)};
 // clang-format on
 
 // The finished notices of jobs deleted without a history row (see k_archive_some_discarded).
@@ -82,27 +93,70 @@ static void announce_discarded(ArrayType* ids, ArrayType* queues, const char* st
         announce_finished(id_values[i], TextDatumGetCString(queue_names[i]), status);
 }
 
+static int compare_names(const void* a, const void* b)
+{
+    return strcmp(*static_cast<char* const*>(a), *static_cast<char* const*>(b));
+}
+
+// What left the live table, by queue (see RETURN_MOVED_COLUMNS), taken off the depth counters: noted as
+// written when the statement wrote them itself, else kept in the transaction's ledger.
+static void count_moved(Datum one_queue, bool several, Datum every_queue, int64 count, bool written)
+{
+    if (!several) {
+        if (written)
+            depth_written(one_queue);
+        else
+            adjust_depth(one_queue, -count);
+        return;
+    }
+    Datum* datums;
+    bool* nulls;
+    int n;
+    deconstruct_array(DatumGetArrayTypeP(every_queue), TEXTOID, -1, false, TYPALIGN_INT, &datums, &nulls, &n);
+    char** names = static_cast<char**>(palloc(sizeof(char*) * n));
+    for (int i = 0; i < n; i++)
+        names[i] = TextDatumGetCString(datums[i]);
+    qsort(names, n, sizeof(char*), compare_names);
+    for (int i = 0, run = 1; i < n; i++, run++) {
+        if (i + 1 < n && strcmp(names[i], names[i + 1]) == 0)
+            continue;
+        if (written)
+            depth_written(CStringGetTextDatum(names[i]));
+        else
+            adjust_depth(CStringGetTextDatum(names[i]), -run);
+        run = 0;
+    }
+}
+
 uint64 archive_jobs(const archive_request& r, Datum* moved)
 {
+    const bool writes_depth = depth_untouched();
     Datum values[9] = {r.ids,
                        r.holder ? CStringGetTextDatum(r.holder) : (Datum) 0,
                        CStringGetTextDatum(r.status),
                        r.result ? JsonbPGetDatum(r.result) : (Datum) 0,
                        r.last_error ? CStringGetTextDatum(r.last_error) : (Datum) 0,
-                       Int16GetDatum(depth_slot()),
                        r.claimed_here_by ? CStringGetTextDatum(r.claimed_here_by) : (Datum) 0,
                        (Datum) 0,
-                       ObjectIdGetDatum(r.role)};
-    char nulls[9] = {' ', r.holder ? ' ' : 'n',          ' ', r.result ? ' ' : 'n',          r.last_error ? ' ' : 'n',
-                     ' ', r.claimed_here_by ? ' ' : 'n', 'n', OidIsValid(r.role) ? ' ' : 'n'};
+                       ObjectIdGetDatum(r.role),
+                       Int16GetDatum(depth_slot())};
+    char nulls[9] = {' ',
+                     r.holder ? ' ' : 'n',
+                     ' ',
+                     r.result ? ' ' : 'n',
+                     r.last_error ? ' ' : 'n',
+                     r.claimed_here_by ? ' ' : 'n',
+                     'n',
+                     OidIsValid(r.role) ? ' ' : 'n',
+                     ' '};
     bool legacy = current_installation().version < k_version_capabilities;
     ArrayType* discarding = strcmp(r.status, "completed") == 0 ? queues_not_keeping_completed() : nullptr;
     if (discarding) {
-        values[7] = PointerGetDatum(discarding);
-        nulls[7] = ' ';
-        run_plan(saved_plan(&s_archive_some_discarded, legacy), values, nulls);
+        values[6] = PointerGetDatum(discarding);
+        nulls[6] = ' ';
+        run_plan(saved_plan(&s_archive_some_discarded[writes_depth], legacy), values, nulls);
     } else {
-        run_plan(saved_plan(&s_archive, legacy), values, nulls);
+        run_plan(saved_plan(&s_archive[writes_depth], legacy), values, nulls);
     }
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
@@ -111,10 +165,16 @@ uint64 archive_jobs(const archive_request& r, Datum* moved)
     if (moved)
         *moved = SPI_getbinval(row, desc, 2, &isnull);
     bool none_discarded = true;
-    Datum discarded_ids = discarding ? SPI_getbinval(row, desc, 3, &none_discarded) : (Datum) 0;
+    Datum discarded_ids = discarding ? SPI_getbinval(row, desc, 5, &none_discarded) : (Datum) 0;
     if (!none_discarded)
-        announce_discarded(DatumGetArrayTypeP(discarded_ids), DatumGetArrayTypeP(SPI_getbinval(row, desc, 4, &isnull)),
+        announce_discarded(DatumGetArrayTypeP(discarded_ids), DatumGetArrayTypeP(SPI_getbinval(row, desc, 6, &isnull)),
                            r.status);
+    // Last: it may run a statement of its own (the row stays valid until SPI_finish).
+    bool none_moved, one_queue;
+    Datum queue = SPI_getbinval(row, desc, 3, &none_moved);
+    Datum every_queue = SPI_getbinval(row, desc, 4, &one_queue);
+    if (!none_moved)
+        count_moved(queue, !one_queue, every_queue, count, writes_depth);
     return static_cast<uint64>(count);
 }
 

@@ -51,6 +51,7 @@ void _PG_init(void)
     pgjq::register_database_commands_hook();
     if (!process_shared_preload_libraries_in_progress || IsBinaryUpgrade)
         return;
+    pgjq::size_worker_state_for_launcher();
     s_prev_shmem_request = shmem_request_hook;
     shmem_request_hook = request_shmem;
     s_prev_shmem_startup = shmem_startup_hook;

@@ -273,6 +273,17 @@ ALTER FUNCTION pgjq.recover_stale() SECURITY INVOKER;
 ALTER FUNCTION pgjq.prune(interval) SECURITY INVOKER;
 ALTER FUNCTION pgjq.insert_into_jobs_view() SECURITY INVOKER;
 
+-- Serving many databases in turn (maintenance/launcher.cpp): each database's row also says whether it is
+-- served, waits for a free worker or is idle, and what its next_wake is for (a duty's name, or a request).
+-- For a database nobody serves, next_wake is when the launcher plans to start a worker there.
+DROP FUNCTION pgjq.worker_status();
+CREATE FUNCTION pgjq.worker_status()
+    RETURNS TABLE (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
+                   next_wake timestamptz, jobs_recovered bigint, jobs_notified bigint, jobs_pruned bigint,
+                   errors bigint, last_error text, last_error_at timestamptz, stopped boolean,
+                   state text, waiting_since timestamptz, wake_reason text)
+    LANGUAGE c VOLATILE AS 'MODULE_PATHNAME', 'pgjq_worker_status';
+
 GRANT USAGE ON SCHEMA pgjq TO PUBLIC;
 GRANT EXECUTE ON FUNCTION
     pgjq.create_queue(text, bigint, boolean, integer, interval),

@@ -23,7 +23,11 @@ sub new_node
 	  . "pgjq.naptime = '500ms'\n"
 	  . "pgjq.launcher_naptime = '1s'\n"
 	  . "pgjq.restart_delay = '1s'\n"
-	  . "restart_after_crash = on\n";
+	  . "restart_after_crash = on\n"
+	  # Workers stay while their database has the extension, so that the tests can watch them; how the
+	  # launcher serves databases in turn with few workers is 016_many_databases.pl's subject.
+	  . "pgjq.max_workers = 8\n"
+	  . "pgjq.worker_idle_timeout = '1h'\n";
 	$conf .= "shared_preload_libraries = 'pgjq'\n" if $preload;
 	$conf .= $opt{conf} if defined $opt{conf};
 	$node->append_conf('postgresql.conf', $conf);

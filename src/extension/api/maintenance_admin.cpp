@@ -33,11 +33,27 @@ int64 slot_errors(const db_slot* s, const char** last_error, TimestampTz* last_e
     return errors;
 }
 
-void append_status_row(ReturnSetInfo* rsinfo, const char* type, pid_t pid, const char* datname, const db_slot* s,
-                       TimestampTz started_at, TimestampTz last_run)
+// What a database's row says about its service (0.2.0's columns state, waiting_since, wake_reason).
+const char* service_state(const db_slot* s)
 {
-    Datum values[13];
-    bool nulls[13];
+    if (s->disabled)
+        return "stopped";
+    if (s->pid != 0)
+        return "running";
+    if (s->waiting_since != 0)
+        return "waiting";  // due, but every one of pgjq.max_workers is busy
+    if (!s->idle_exit && s->exited_at != 0)
+        return "restarting";  // the worker exited with an error or was terminated
+    return "idle";            // nothing to do until next_wake, or until a transaction needs a worker
+}
+
+// The row of the launcher (s == nullptr) or of one database. A database at 0.1.0 declares the first 13
+// columns only; tuplestore_putvalues reads as many as the caller's result type has.
+void append_status_row(ReturnSetInfo* rsinfo, const char* type, pid_t pid, const char* datname, const db_slot* s,
+                       TimestampTz started_at, TimestampTz last_run, TimestampTz now)
+{
+    Datum values[16];
+    bool nulls[16];
     memset(nulls, 0, sizeof nulls);
     values[0] = CStringGetTextDatum(type);
     values[1] = Int32GetDatum(static_cast<int32>(pid));
@@ -54,8 +70,18 @@ void append_status_row(ReturnSetInfo* rsinfo, const char* type, pid_t pid, const
     values[4] = TimestampTzGetDatum(last_run);
     nulls[4] = last_run == 0;
     bool has_slot = s != nullptr;
-    values[5] = has_slot ? TimestampTzGetDatum(s->next_wake) : (Datum) 0;
-    nulls[5] = !has_slot || s->next_wake == 0 || pid == 0;
+    // Served: when the worker wakes next. Not served: when the launcher plans to start one.
+    const char* wake_reason = nullptr;
+    TimestampTz next_wake = 0;
+    if (has_slot && pid != 0)
+        next_wake = s->next_wake;
+    else if (has_slot && !s->disabled) {
+        next_wake = next_service(s, now, &wake_reason);
+        if (next_wake == DT_NOEND)
+            next_wake = 0;
+    }
+    values[5] = TimestampTzGetDatum(next_wake);
+    nulls[5] = next_wake == 0;
     const char* last_error = nullptr;
     TimestampTz last_error_at = 0;
     values[6] = Int64GetDatum(has_slot ? duty_done(s, "lease_recovery") : 0);
@@ -68,6 +94,11 @@ void append_status_row(ReturnSetInfo* rsinfo, const char* type, pid_t pid, const
     values[11] = TimestampTzGetDatum(last_error_at);
     nulls[11] = last_error_at == 0;
     values[12] = BoolGetDatum(has_slot && s->disabled);
+    values[13] = has_slot ? CStringGetTextDatum(service_state(s)) : CStringGetTextDatum(pid != 0 ? "running" : "idle");
+    values[14] = has_slot ? TimestampTzGetDatum(s->waiting_since) : (Datum) 0;
+    nulls[14] = !has_slot || s->waiting_since == 0;
+    values[15] = wake_reason ? CStringGetTextDatum(wake_reason) : (Datum) 0;
+    nulls[15] = wake_reason == nullptr;
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
@@ -115,8 +146,9 @@ PGJQ_API_FUNCTION(worker_status)
     TimestampTz launcher_last = state->launcher_last_run;
     SpinLockRelease(&state->mutex);
 
+    TimestampTz now = GetCurrentTimestamp();
     if (launcher_pid != 0)
-        append_status_row(rsinfo, "launcher", launcher_pid, nullptr, nullptr, launcher_started, launcher_last);
+        append_status_row(rsinfo, "launcher", launcher_pid, nullptr, nullptr, launcher_started, launcher_last, now);
     for (int i = 0; i < n; i++) {
         const db_slot* s = &copy[i];
         // Databases served now or before (absent-only slots are the launcher's bookkeeping).
@@ -126,7 +158,7 @@ PGJQ_API_FUNCTION(worker_status)
             (s->pid == 0 && s->rounds == 0 && slot_errors(s, &ignored_error, &ignored_at) == 0 && !s->disabled))
             continue;
         append_status_row(rsinfo, "maintenance", s->pid, s->datname[0] ? s->datname : nullptr, s, s->started_at,
-                          s->last_run);
+                          s->last_run, now);
     }
     return (Datum) 0;
 }
@@ -166,6 +198,21 @@ PGJQ_API_FUNCTION(start_worker)
     SpinLockRelease(&state->mutex);
     if (alive)
         PG_RETURN_INT32(static_cast<int32>(running));
+    // With preload the launcher serves the database: ask it for a worker now (within pgjq.max_workers).
+    SpinLockAcquire(&state->mutex);
+    bool launcher = state->launcher_pid != 0;
+    SpinLockRelease(&state->mutex);
+    if (launcher) {
+        request_service(MyDatabaseId, false);
+        pid_t pid = wait_for_slot(state, true, 0, nullptr);
+        if (pid == 0)
+            ereport(ERROR,
+                    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                     errmsg("the pgjq launcher did not start a maintenance worker for database \"%s\" in time",
+                            get_database_name(MyDatabaseId)),
+                     errhint("pgjq.worker_status() shows whether it waits for a free worker (pgjq.max_workers).")));
+        PG_RETURN_INT32(static_cast<int32>(pid));
+    }
 
     BackgroundWorkerHandle* handle;
     if (!launch_maintenance_worker(MyDatabaseId, get_database_name(MyDatabaseId), false, generation, MyProcPid,

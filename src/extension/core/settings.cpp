@@ -13,6 +13,9 @@ int launcher_naptime_s = 30;
 int prune_interval_s = 60;
 int prune_batch_size = 1000;
 int restart_delay_s = 1;
+int max_maintenance_workers = 2;
+int worker_idle_timeout_s = 10;
+int max_databases = 256;
 char* served_databases = nullptr;
 char* test_failing_duty = nullptr;
 
@@ -57,6 +60,17 @@ void define_settings()
                             "Delay before a pgjq background worker that exited with an error is started again.",
                             "The launcher's own restart delay is the value read at server start.", &restart_delay_s, 1,
                             1, 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pgjq.max_workers",
+        "Most maintenance workers the pgjq launcher runs at once, whatever the number of databases.",
+        "Each is a background worker: max_worker_processes must leave room for them, the launcher, "
+        "parallel query and logical replication.",
+        &max_maintenance_workers, 2, 1, 64, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pgjq.worker_idle_timeout",
+        "How long a maintenance worker the launcher started stays with nothing to do before it exits.",
+        "The launcher starts it again for the next lease end, due job, prune or notification.", &worker_idle_timeout_s,
+        10, 1, 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
     DefineCustomStringVariable("pgjq.databases",
                                "Databases the pgjq launcher serves (comma-separated; empty: every database).",
                                "Databases without the extension are skipped whatever this says.", &served_databases, "",
@@ -64,6 +78,14 @@ void define_settings()
     DefineCustomStringVariable(
         "pgjq.test_failing_duty", "Makes the maintenance duty of this name fail at its worst moment (for tests).",
         nullptr, &test_failing_duty, "", PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
+    // PostgreSQL refuses a server-start setting defined after start: it exists only with preload, the
+    // only case that reads it (the launcher's shared memory).
+    if (process_shared_preload_libraries_in_progress)
+        DefineCustomIntVariable("pgjq.max_databases",
+                                "Databases whose deadlines the pgjq launcher keeps in shared memory.",
+                                "With more databases that have pgjq, the least recently served lose their deadlines "
+                                "until the launcher visits them again.",
+                                &max_databases, 256, 1, 100000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pgjq");
 }
 

@@ -12,17 +12,20 @@ extern int max_batch_bytes;    // pgjq.max_batch_bytes: largest payloads array o
 extern int forced_depth_slot;  // pgjq.depth_slot: the counter slot this session writes; -1 = by backend
 
 // The maintenance worker and its launcher (all reloadable)
-extern int maintenance_naptime_ms;  // pgjq.naptime: longest sleep of a database's maintenance worker
-extern int launcher_naptime_s;      // pgjq.launcher_naptime: how often the launcher rescans databases
-extern int prune_interval_s;        // pgjq.prune_interval: how often finished jobs are pruned
-extern int prune_batch_size;        // pgjq.prune_batch_size: rows deleted per prune transaction
-extern int restart_delay_s;         // pgjq.restart_delay: delay before a failed worker is started again
-extern char* served_databases;      // pgjq.databases: databases the launcher serves ("" = all)
+extern int maintenance_naptime_ms;   // pgjq.naptime: longest sleep of a database's maintenance worker
+extern int launcher_naptime_s;       // pgjq.launcher_naptime: how often the launcher rescans databases
+extern int prune_interval_s;         // pgjq.prune_interval: how often finished jobs are pruned
+extern int prune_batch_size;         // pgjq.prune_batch_size: rows deleted per prune transaction
+extern int restart_delay_s;          // pgjq.restart_delay: delay before a failed worker is started again
+extern int max_maintenance_workers;  // pgjq.max_workers: most maintenance workers the launcher runs at once
+extern int worker_idle_timeout_s;    // pgjq.worker_idle_timeout: an idle launcher-started worker exits after it
+extern int max_databases;            // pgjq.max_databases (server start): databases the launcher tracks
+extern char* served_databases;       // pgjq.databases: databases the launcher serves ("" = all)
 
 // Tests only
 extern char* test_failing_duty;  // pgjq.test_failing_duty: the maintenance duty of that name fails
 
-// _PG_init: defines every setting (PGC_POSTMASTER ones only exist with preload; pgjq has none yet).
+// _PG_init: defines every setting (pgjq.max_databases is read only with preload).
 void define_settings();
 
 }  // namespace pgjq

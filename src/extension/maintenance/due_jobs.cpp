@@ -61,7 +61,7 @@ duty_outcome run(maintenance_round& round)
     // Forget the report only now: a failed run keeps it.
     forget_reported_deadline(round, deadline_kind::job_due, reported);
     TimestampTz cap = naptime_from(round.now);
-    return {next < cap ? next : cap, announced};
+    return {next < cap ? next : cap, announced, next};
 }
 
 bool woken(const maintenance_round& round)

@@ -25,6 +25,10 @@ struct maintenance_round {
 struct duty_outcome {
     TimestampTz next_run;  // when to run again on its own; DT_NOEND: only when woken
     int64 done;            // what this run handled
+    // When work is next due whether or not a worker is resident (a lease ends, a job falls due, finished
+    // jobs to prune); DT_NOEND: none. Periodic looks that only guard against missed wake-ups are not
+    // deadlines: a worker the launcher started exits when its next deadline is far (launcher.cpp).
+    TimestampTz deadline;
 };
 
 struct duty {

@@ -1,12 +1,23 @@
-// launcher.cpp: registering workers, and the launcher that starts one maintenance worker per database.
+// launcher.cpp: registering workers, and the launcher that serves every database with at most
+// pgjq.max_workers maintenance workers.
 //
 // With shared_preload_libraries = 'pgjq' the postmaster starts the launcher. It connects to no database
-// (it reads only the shared catalog pg_database), and every pgjq.launcher_naptime, or when one of its
-// workers exits, starts a maintenance worker for each database that allows connections, is not a
-// template and is listed in pgjq.databases (all when empty) unless that database already has one. A
-// worker exits at once where the extension is not installed; the launcher then leaves that database
-// alone for pgjq.launcher_naptime. Workers it starts are never restarted by the postmaster: the launcher
-// restarts them itself, after pgjq.restart_delay, and only while their database still exists.
+// (it reads only the shared catalog pg_database). A database (one that allows connections, is not a
+// template and is listed in pgjq.databases, all when empty) needs a worker only while it has work: the
+// launcher starts one when the database's time comes and exits it when its work is done, much as
+// autovacuum serves databases in turn. Its time comes
+// - at once when the launcher has never seen it since the server started (to learn its deadlines);
+// - at the deadline its last worker left in its slot (a lease that ends, a job that falls due, finished
+//   jobs to prune, a failing duty's retry), or earlier when a committing transaction reports an earlier
+//   one (wake.cpp) or has notifications that no worker relays (notification_relay.cpp);
+// - pgjq.restart_delay after a worker exited with an error or was terminated;
+// - pgjq.launcher_naptime after a worker found the extension missing.
+// Databases whose time has come are started most urgent first while fewer than pgjq.max_workers run; the
+// others wait, and running workers leave after their round unless their own work is urgent. A worker
+// leaves by itself after pgjq.worker_idle_timeout without work. Workers it starts are never restarted by
+// the postmaster: the launcher restarts them itself, and only while their database still exists. The
+// launcher wakes when one of its workers exits (bgw_notify_pid), when a backend reports a deadline earlier
+// than the one it planned for, and at the earliest planned time.
 #include "maintenance/launcher.hpp"
 
 #include "core/boundary.hpp"
@@ -124,7 +135,21 @@ launched* launched_entry(Oid dboid)
     return free_entry;
 }
 
-// Starts the workers that are missing; returns the time of the next pass.
+struct candidate {
+    int db;  // index in the pass's database list
+    TimestampTz due;
+};
+
+int by_urgency(const void* a, const void* b)
+{
+    TimestampTz x = static_cast<const candidate*>(a)->due, y = static_cast<const candidate*>(b)->due;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+TimestampTz s_warned_at = 0;  // the last "could not start" warning: at most one per pgjq.launcher_naptime
+
+// Starts workers for the databases whose time has come, most urgent first, while fewer than
+// pgjq.max_workers run; returns the time of the next pass.
 TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
 {
     int count;
@@ -134,6 +159,7 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
     TimestampTz next = TimestampTzPlusMilliseconds(now, launcher_naptime_s * 1000L);
 
     // Forget handles of workers that exited, so their databases can be served again.
+    int running = 0;
     for (int i = 0; i < s_nlaunched; i++) {
         pid_t pid;
         if (s_launched[i].dboid != InvalidOid && GetBackgroundWorkerPid(s_launched[i].handle, &pid) == BGWH_STOPPED) {
@@ -141,61 +167,103 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
             s_launched[i].dboid = InvalidOid;
             s_launched[i].handle = nullptr;
         }
+        if (s_launched[i].dboid != InvalidOid)
+            running++;
     }
 
+    auto* candidates = static_cast<candidate*>(palloc(sizeof(candidate) * (count > 0 ? count : 1)));
+    int ncandidates = 0;
+    bool untracked = false;
+    SpinLockAcquire(&state->mutex);
     for (int i = 0; i < count; i++) {
-        Oid dboid = dbs[i].oid;
-        launched* entry = launched_entry(dboid);
-        if (entry != nullptr && entry->dboid == dboid)
+        launched* entry = launched_entry(dbs[i].oid);
+        if (entry != nullptr && entry->dboid == dbs[i].oid)
             continue;  // starting or running
-        bool busy, disabled, absent;
-        TimestampTz exited_at, absent_at;
-        SpinLockAcquire(&state->mutex);
-        db_slot* slot = find_slot(state, dboid);
-        busy = slot != nullptr && slot->pid != 0;
-        disabled = slot != nullptr && slot->disabled;
-        absent = slot != nullptr && slot->absent;
-        exited_at = slot != nullptr ? slot->exited_at : 0;
-        absent_at = slot != nullptr ? slot->absent_at : 0;
-        SpinLockRelease(&state->mutex);
-        if (busy || disabled)
-            continue;
-        // Where the extension was missing, look again after pgjq.launcher_naptime; after any other
-        // exit (an error, pg_terminate_backend) restart after pgjq.restart_delay.
-        TimestampTz not_before = 0;
-        if (absent)
-            not_before = TimestampTzPlusMilliseconds(absent_at, launcher_naptime_s * 1000L);
-        else if (exited_at != 0)
-            not_before = TimestampTzPlusMilliseconds(exited_at, restart_delay_s * 1000L);
-        if (now < not_before) {
-            if (not_before < next)
-                next = not_before;
+        db_slot* slot = find_or_add_slot(state, dbs[i].oid);
+        if (slot == nullptr) {
+            untracked = true;
             continue;
         }
-        if (entry == nullptr) {
-            ereport(WARNING,
-                    (errmsg("pgjq launcher cannot track more than %d maintenance workers", s_nlaunched),
-                     errhint("Raise max_worker_processes.")));
-            break;
+        if (slot->pid != 0 || slot->disabled)
+            continue;
+        TimestampTz due = next_service(slot, now, nullptr);
+        if (due != DT_NOEND)
+            candidates[ncandidates++] = {i, due};
+    }
+    SpinLockRelease(&state->mutex);
+    if (untracked)
+        ereport(DEBUG1, (errmsg("pgjq launcher: more databases than pgjq.max_databases; some wait for a slot")));
+    qsort(candidates, ncandidates, sizeof(candidate), by_urgency);
+
+    int free_workers = max_maintenance_workers - running;
+    int waiting = 0;
+    Oid* waiting_oids = static_cast<Oid*>(palloc(sizeof(Oid) * (ncandidates > 0 ? ncandidates : 1)));
+    bool registration_failed = false;
+    for (int c = 0; c < ncandidates; c++) {
+        const database_entry* db = &dbs[candidates[c].db];
+        if (candidates[c].due > now) {
+            if (candidates[c].due < next)
+                next = candidates[c].due;
+            continue;
+        }
+        launched* entry = launched_entry(db->oid);
+        if (free_workers <= 0 || registration_failed || entry == nullptr) {
+            waiting_oids[waiting++] = db->oid;
+            continue;
         }
         // The handle is the launcher's for as long as the worker lives: keep it out of pass_context.
         BackgroundWorkerHandle* handle = nullptr;
         MemoryContext caller = MemoryContextSwitchTo(TopMemoryContext);
-        bool started = launch_maintenance_worker(dboid, NameStr(dbs[i].name), true, 0, MyProcPid, &handle);
+        bool started = launch_maintenance_worker(db->oid, NameStr(db->name), true, 0, MyProcPid, &handle);
         MemoryContextSwitchTo(caller);
         if (!started) {
-            ereport(
-                WARNING,
-                (errmsg("pgjq launcher could not start a maintenance worker for database \"%s\"", NameStr(dbs[i].name)),
-                 errhint("Raise max_worker_processes.")));
+            // Every background worker slot is taken (parallel query, other extensions): try again after
+            // pgjq.restart_delay, and say so once per pgjq.launcher_naptime, not once per attempt.
+            registration_failed = true;
+            waiting_oids[waiting++] = db->oid;
             TimestampTz retry = TimestampTzPlusMilliseconds(now, restart_delay_s * 1000L);
             if (retry < next)
                 next = retry;
-            break;
+            bool warn = TimestampDifferenceExceeds(s_warned_at, now, launcher_naptime_s * 1000);
+            if (warn)
+                s_warned_at = now;
+            ereport(warn ? WARNING : DEBUG1,
+                    (errmsg("pgjq launcher could not start a maintenance worker for database \"%s\": no free "
+                            "background worker slot",
+                            NameStr(db->name)),
+                     errdetail("Databases waiting for a maintenance worker are served as slots free up; this is "
+                               "logged at most once per pgjq.launcher_naptime."),
+                     errhint("Raise max_worker_processes, or lower pgjq.max_workers.")));
+            continue;
         }
-        entry->dboid = dboid;
+        entry->dboid = db->oid;
         entry->handle = handle;
+        free_workers--;
     }
+
+    // Databases that wait: worker_status() shows since when, and the running workers yield after their
+    // current round (maintenance_worker.cpp) unless their own work is urgent.
+    Latch* latches[64];
+    int nlatches = 0;
+    SpinLockAcquire(&state->mutex);
+    state->waiting = waiting;
+    for (int i = 0; i < state->nslots; i++) {
+        db_slot* slot = &state->slots[i];
+        if (slot->dboid == InvalidOid)
+            continue;
+        bool is_waiting = false;
+        for (int w = 0; w < waiting && !is_waiting; w++)
+            is_waiting = waiting_oids[w] == slot->dboid;
+        if (!is_waiting)
+            slot->waiting_since = 0;
+        else if (slot->waiting_since == 0)
+            slot->waiting_since = now;
+        if (waiting > 0 && slot->pid != 0 && slot->by_launcher && slot->latch != nullptr && nlatches < 64)
+            latches[nlatches++] = slot->latch;
+    }
+    SpinLockRelease(&state->mutex);
+    for (int i = 0; i < nlatches; i++)
+        SetLatch(latches[i]);
     return next;
 }
 

@@ -23,7 +23,7 @@ duty_outcome run(maintenance_round& round)
     // A lease is expired once now() is past it: look a microsecond after.
     TimestampTz cap = naptime_from(round.now);
     s_planned = next < cap ? next + 1 : cap;
-    return {s_planned, recovered};
+    return {s_planned, recovered, next == DT_NOEND ? DT_NOEND : next + 1};
 }
 
 // A claim committed a lease that ends before the duty planned to look.

@@ -97,7 +97,7 @@ duty_outcome run(maintenance_round& round)
     bool vacuumed = vacuum_live_jobs_if_needed(round.jobs_moved);
     round.jobs_moved = false;
     s_checked = GetCurrentTimestamp();
-    return {naptime_from(s_checked), vacuumed ? 1 : 0};
+    return {naptime_from(s_checked), vacuumed ? 1 : 0, DT_NOEND};
 }
 
 bool woken(const maintenance_round& round)

@@ -42,6 +42,14 @@ char s_reported_version[NAMEDATALEN];     // the installed version last reported
 TimestampTz s_next_run[k_max_duties];
 TimestampTz s_retry_at[k_max_duties];
 int32 s_failures_in_row[k_max_duties];
+TimestampTz s_deadline[k_max_duties];  // when each duty next has work due (duty_outcome::deadline)
+TimestampTz s_last_busy = 0;           // the last round in which a duty handled anything
+bool s_announce_everything = false;    // notifications may have been lost with another ring: say so
+bool s_leaving = false;                // exiting on purpose (idle, or to let other databases be served)
+
+// A worker whose database's next deadline is this close stays even when others wait: leaving and
+// coming back would cost more than serving it.
+constexpr int k_urgent_ms = 250;
 
 // SIGTERM: `die` as usual, and remember it so that a worker the postmaster would restart (one started
 // by pgjq.start_worker()) stays stopped after pg_terminate_backend or DROP DATABASE ... WITH (FORCE).
@@ -82,6 +90,11 @@ bool claim_slot()
             slot->absent = false;
             slot->started_at = now;
             slot->next_wake = 0;
+            slot->idle_exit = false;
+            slot->requested_at = 0;  // served now: the first round runs every duty
+            slot->waiting_since = 0;
+            s_announce_everything = slot->relay_orphaned;
+            slot->relay_orphaned = false;
             s_slot = slot;
         }
         SpinLockRelease(&state->mutex);
@@ -125,6 +138,7 @@ void release_slot(int code, Datum arg)
         s_slot->latch = nullptr;
         s_slot->exited_at = now;
         s_slot->next_wake = 0;
+        s_slot->idle_exit = s_leaving;
         if (s_got_sigterm && !s_by_launcher)
             s_slot->terminated_gen = s_generation;
     }
@@ -149,6 +163,16 @@ void record_worker_error(const char* message)
 {
     ereport(elevel, (errmsg("pgjq maintenance worker for database \"%s\" stops: %s", s_datname, why)));
     proc_exit(0);
+}
+
+// Exits on purpose: backends notify by themselves from the moment the ring is detached, what it already
+// holds is sent, and the slot keeps the deadline for the launcher (run_round published it).
+[[noreturn]] void leave(const char* why)
+{
+    relay_detach();
+    (void) relay_deliver();
+    s_leaving = true;
+    exit_quietly(why, DEBUG1);
 }
 
 // After a package upgrade the database keeps its older SQL objects until ALTER EXTENSION pgjq UPDATE:
@@ -190,6 +214,8 @@ bool database_ready()
         SpinLockAcquire(&state->mutex);
         s_slot->absent_at = now;
         s_slot->absent = true;
+        // Reports that brought the worker here are answered: the extension has gone since.
+        s_slot->reported_due = s_slot->reported_lease_end = s_slot->requested_at = 0;
         SpinLockRelease(&state->mutex);
         // The launcher tries every database: where pgjq is absent this is routine, not news.
         exit_quietly("extension pgjq is not installed in this database", DEBUG1);
@@ -281,11 +307,15 @@ void run_duty(int i, maintenance_round& round)
         s_failures_in_row[i] = 0;
         s_next_run[i] = outcome.next_run;
         s_retry_at[i] = 0;
+        s_deadline[i] = outcome.deadline;
+        if (outcome.done > 0)
+            s_last_busy = now;
     } else {
         s_failures_in_row[i]++;
         s_retry_at[i] = TimestampTzPlusMilliseconds(now, backoff_ms(s_failures_in_row[i]));
         if (s_next_run[i] < s_retry_at[i])
             s_next_run[i] = s_retry_at[i];
+        s_deadline[i] = s_retry_at[i];  // a failing duty is work due: its retry keeps or brings a worker
     }
     publish_duty(i, &outcome, error, now);
     MemoryContextSwitchTo(s_round_context);
@@ -310,7 +340,7 @@ TimestampTz run_round(maintenance_round& round)
     if (timed) {
         writable = database_ready();
         if (!s_relaying) {
-            relay_attach(s_dboid);  // the extension exists here: from now on backends relay to us
+            relay_attach(s_dboid, s_announce_everything);  // the extension exists here: backends relay to us
             s_relaying = true;
         }
     }
@@ -334,11 +364,32 @@ TimestampTz run_round(maintenance_round& round)
     for (int i = 0; writable && i < k_duty_count; i++)
         if (s_next_run[i] < wake)
             wake = s_next_run[i];
+    int deadline_duty = -1;
+    TimestampTz deadline = DT_NOEND;
+    for (int i = 0; writable && i < k_duty_count; i++)
+        if (s_deadline[i] < deadline) {
+            deadline = s_deadline[i];
+            deadline_duty = i;
+        }
     SpinLockAcquire(&state->mutex);
     s_slot->rounds++;
     s_slot->last_run = done;
     s_slot->next_wake = wake;
+    s_slot->deadline = deadline;  // kept after an exit, for the launcher
+    s_slot->deadline_duty = deadline_duty;
+    int waiting = state->waiting;
     SpinLockRelease(&state->mutex);
+
+    // Serving in turn: a worker the launcher started leaves when nothing is due here for a while, or at
+    // once when other databases wait for a worker and nothing here is urgent. It comes back (a new
+    // process) at the deadline it left, or when a transaction needs it.
+    if (s_by_launcher && writable) {
+        bool idle = TimestampDifferenceExceeds(s_last_busy, done, worker_idle_timeout_s * 1000) &&
+            TimestampDifferenceExceeds(done, deadline, worker_idle_timeout_s * 1000);
+        bool yield = waiting > 0 && TimestampDifferenceExceeds(done, deadline, k_urgent_ms);
+        if (idle || yield)
+            leave(yield ? "other databases wait for a worker" : "idle");
+    }
     return wake;
 }
 
@@ -353,6 +404,9 @@ void maintenance_main(Datum main_arg)
 
     if (!claim_slot())
         proc_exit(0);
+    s_last_busy = GetCurrentTimestamp();
+    for (int i = 0; i < k_max_duties; i++)
+        s_deadline[i] = DT_NOEND;
     before_shmem_exit(release_slot, (Datum) 0);
 
     BackgroundWorkerInitializeConnectionByOid(s_dboid, InvalidOid, 0);

@@ -195,9 +195,13 @@ void hand_over()
             ring->count++;
         }
     }
+    bool orphaned = latch == nullptr || ring->dboid != MyDatabaseId;
     LWLockRelease(ring_lock(ring));
-    // A worker that exited since this transaction chose to relay gets the events when it comes back.
-    if (latch != nullptr)
+    // The worker left since this transaction chose to relay: the launcher starts one, which announces
+    // every queue and sends the overflow notice, as the events may be in a ring another database took.
+    if (orphaned)
+        request_service(MyDatabaseId, true);
+    else
         SetLatch(latch);
 }
 
@@ -215,6 +219,8 @@ void relay_xact_callback(XactEvent event, void* arg)
     case XACT_EVENT_COMMIT:
         if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0))
             hand_over();
+        else if (s_mode == mode::direct)
+            request_service(MyDatabaseId, false);  // notified itself; the launcher brings the relay back
         reset_transaction_state();
         break;
     case XACT_EVENT_ABORT:
@@ -292,7 +298,7 @@ void announce_finished(int64 job_id, const char* queue_name, const char* status)
     s_nfinished++;
 }
 
-void relay_attach(Oid dboid)
+void relay_attach(Oid dboid, bool announce_everything)
 {
     if (s_relay == nullptr)
         return;
@@ -306,12 +312,17 @@ void relay_attach(Oid dboid)
         }
         LWLockRelease(ring_lock(ring));
     }
-    // A free ring, or else one whose worker is gone (a dropped database's): its leftovers are dropped.
-    for (int pass = 0; pass < 2 && chosen == nullptr; pass++)
+    // A free ring, else one whose worker is gone and that holds nothing, else any whose worker is gone:
+    // its leftovers are dropped, and its database's next worker announces everything (relay_orphaned).
+    for (int pass = 0; pass < 3 && chosen == nullptr; pass++)
         for (int i = 0; i < s_relay->nrings && chosen == nullptr; i++) {
             relay_ring* ring = &s_relay->rings[i];
             LWLockAcquire(ring_lock(ring), LW_EXCLUSIVE);
-            if (pass == 0 ? !OidIsValid(ring->dboid) : ring->latch == nullptr) {
+            bool empty = ring->nqueues == 0 && ring->count == 0 && !ring->all_queues && !ring->finished_overflow;
+            bool unserved = ring->latch == nullptr;
+            if (pass == 0 ? !OidIsValid(ring->dboid) : unserved && (pass == 2 || empty)) {
+                if (OidIsValid(ring->dboid) && !empty)
+                    request_service(ring->dboid, true);
                 memset(ring, 0, offsetof(relay_ring, finished));
                 ring->dboid = dboid;
                 ring->latch = MyLatch;
@@ -322,6 +333,11 @@ void relay_attach(Oid dboid)
     s_worker_ring = chosen;
     if (chosen == nullptr)
         return;
+    if (announce_everything) {
+        LWLockAcquire(ring_lock(chosen), LW_EXCLUSIVE);
+        announce_everything_again(chosen);
+        LWLockRelease(ring_lock(chosen));
+    }
     s_taken_queues = static_cast<char(*)[k_queue_len]>(
         MemoryContextAlloc(TopMemoryContext, sizeof(char[k_queue_len]) * k_ring_queues));
     s_taken_finished =
@@ -337,12 +353,21 @@ void relay_attach(Oid dboid)
         (Datum) 0);
 }
 
+void relay_detach()
+{
+    if (s_worker_ring == nullptr)
+        return;
+    LWLockAcquire(ring_lock(s_worker_ring), LW_EXCLUSIVE);
+    s_worker_ring->latch = nullptr;
+    LWLockRelease(ring_lock(s_worker_ring));
+}
+
 // The worker's side: sends the NOTIFYs waiting in its ring in one transaction of its own (the caller
 // holds none). Returns how many notifications were sent. The events are taken from the ring before they are
 // sent; if the sending transaction never commits (an error, or the worker's exit), they are not lost
 // silently: the next delivery (of this worker, or of the next one) announces every queue and sends the
 // overflow notice, so that every waiter looks again.
-static int64 relay_deliver()
+int64 relay_deliver()
 {
     relay_ring* ring = s_worker_ring;
     if (ring == nullptr)
@@ -450,7 +475,7 @@ duty_outcome run(maintenance_round& round)
     int64 sent = relay_deliver();
     if (sent > 0)
         round.jobs_moved = true;  // the notices say that jobs were enqueued or finished
-    return {DT_NOEND, sent};
+    return {DT_NOEND, sent, DT_NOEND};
 }
 
 bool woken(const maintenance_round&)

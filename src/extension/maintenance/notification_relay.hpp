@@ -24,7 +24,13 @@ void announce_finished(int64 job_id, const char* queue_name, const char* status)
 
 // The worker claims its database's ring once the extension is there (so that backends relay to it) and
 // keeps it; its notification_relay duty (duties.cpp) sends what the ring holds.
-void relay_attach(Oid dboid);
+// `announce_everything`: events may have been lost with another ring (shared_state.hpp, relay_orphaned).
+void relay_attach(Oid dboid, bool announce_everything);
+// A worker about to exit on purpose: backends notify by themselves from now on (and ask the launcher for a
+// worker); what the ring holds is still sent by relay_deliver().
+void relay_detach();
+// Sends what the ring holds now, in a transaction of its own; returns how many notifications were sent.
+int64 relay_deliver();
 
 // Shared memory (preload only) and the transaction callbacks.
 Size relay_shmem_size();

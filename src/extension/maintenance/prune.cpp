@@ -12,6 +12,7 @@ using namespace pgjq;
 constexpr int k_max_batches_per_run = 20;  // then the duty yields to the others and runs again at once
 
 SPIPlanPtr s_prune;
+SPIPlanPtr s_any_finished;
 
 // clang-format off
 // Any row past its queue's retention is older than the shortest retention: that bound lets the BRIN
@@ -24,6 +25,9 @@ const plan_text k_prune = {
     "   LIMIT $1 FOR UPDATE OF f SKIP LOCKED)"
     " DELETE FROM pgjq.finished_jobs f WHERE f.id = ANY (ARRAY(SELECT id FROM doomed))",
     1, {INT4OID}};
+// Whether a later prune may find anything: with no finished job, only a job that finishes brings the
+// worker back (its notification asks the launcher for one).
+const plan_text k_any_finished = {"SELECT EXISTS (SELECT FROM pgjq.finished_jobs)", 0, {}};
 // clang-format on
 
 duty_outcome run(maintenance_round& round)
@@ -35,12 +39,22 @@ duty_outcome run(maintenance_round& round)
         test_failure_point("prune");
         Datum values[1] = {Int32GetDatum(prune_batch_size)};
         uint64 deleted = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
+        bool any_left = true;
+        if (deleted < static_cast<uint64>(prune_batch_size)) {
+            run_plan(saved_plan(&s_any_finished, k_any_finished), nullptr, nullptr);
+            bool isnull, found;
+            Datum value = first_value(&isnull, &found);
+            any_left = found && !isnull && DatumGetBool(value);
+        }
         commit_duty_transaction();
         pruned += static_cast<int64>(deleted);
-        if (deleted < static_cast<uint64>(prune_batch_size))
-            return {TimestampTzPlusMilliseconds(round.now, prune_interval_s * 1000L), pruned};
+        if (deleted < static_cast<uint64>(prune_batch_size)) {
+            TimestampTz next = TimestampTzPlusMilliseconds(round.now, prune_interval_s * 1000L);
+            return {next, pruned, any_left ? next : DT_NOEND};
+        }
     }
-    return {GetCurrentTimestamp(), pruned};  // more to prune
+    TimestampTz now = GetCurrentTimestamp();
+    return {now, pruned, now};  // more to prune
 }
 
 }  // namespace

@@ -2,16 +2,27 @@
 #include "maintenance/shared_state.hpp"
 
 #include "core/settings.hpp"
+#include "maintenance/duty.hpp"
 
 namespace pgjq {
 
 static worker_shared* s_state = nullptr;
 
-// One slot per possible background worker: a database can only be served by a running worker, and
-// slots of databases that are no longer served are reused.
+static bool s_launcher_sized = false;
+
+void size_worker_state_for_launcher()
+{
+    s_launcher_sized = true;
+}
+
+// With the launcher, one slot per database it tracks: a slot keeps the deadlines of a database that no
+// worker serves right now. Without it (pgjq.start_worker() only) a database is tracked only while a
+// worker serves it, so one slot per possible background worker is enough, and fits in the spare shared
+// memory PostgreSQL keeps for add-ins.
 static int slot_count()
 {
-    return max_worker_processes > 0 ? max_worker_processes : 1;
+    int count = s_launcher_sized ? max_databases : max_worker_processes;
+    return count > 0 ? count : 1;
 }
 
 Size worker_shmem_size()
@@ -89,22 +100,89 @@ db_slot* find_or_add_slot(worker_shared* state, Oid dboid)
     db_slot* slot = find_slot(state, dboid);
     if (slot != nullptr)
         return slot;
-    // A free slot, else the one idle longest: a database nobody serves loses only its statistics.
-    db_slot* idle = nullptr;
+    // A free slot, else one of a database without pgjq, else the one idle longest: that database loses its
+    // statistics and deadlines until the launcher visits it again.
+    db_slot* reuse = nullptr;
     for (int i = 0; i < state->nslots; i++) {
         db_slot* s = &state->slots[i];
         if (s->dboid == InvalidOid) {
-            idle = s;
+            reuse = s;
             break;
         }
-        if (s->pid == 0 && !s->disabled && (idle == nullptr || s->exited_at < idle->exited_at))
-            idle = s;
+        if (s->pid != 0 || s->disabled)
+            continue;
+        if (reuse == nullptr || (s->absent && !reuse->absent) ||
+            (s->absent == reuse->absent && s->exited_at < reuse->exited_at))
+            reuse = s;
     }
-    if (idle != nullptr) {
-        memset(idle, 0, sizeof *idle);
-        idle->dboid = dboid;
+    if (reuse != nullptr) {
+        memset(reuse, 0, sizeof *reuse);
+        reuse->dboid = dboid;
+        reuse->deadline = DT_NOEND;
+        reuse->deadline_duty = -1;
     }
-    return idle;
+    return reuse;
+}
+
+void request_service(Oid dboid, bool orphaned)
+{
+    worker_shared* state = worker_state_if_attached();
+    if (state == nullptr)
+        return;
+    TimestampTz now = GetCurrentTimestamp();
+    Latch* launcher = nullptr;
+    SpinLockAcquire(&state->mutex);
+    if (state->launcher_pid != 0) {
+        db_slot* slot = find_or_add_slot(state, dboid);
+        // While a worker serves the database nothing is needed, unless it is leaving (orphaned events).
+        if (slot != nullptr && !slot->disabled && (slot->pid == 0 || orphaned)) {
+            if (orphaned)
+                slot->relay_orphaned = true;
+            if (slot->requested_at == 0) {
+                slot->requested_at = now;
+                launcher = state->launcher_latch;
+            }
+        }
+    }
+    SpinLockRelease(&state->mutex);
+    if (launcher != nullptr)
+        SetLatch(launcher);
+}
+
+TimestampTz next_service(const db_slot* slot, TimestampTz now, const char** reason)
+{
+    const char* why = nullptr;
+    TimestampTz due = DT_NOEND;
+    // A report from a backend of the database shows that the extension is there now.
+    bool reported = slot->reported_due != 0 || slot->reported_lease_end != 0 || slot->requested_at != 0;
+    if (slot->absent && !reported) {
+        due = TimestampTzPlusMilliseconds(slot->absent_at, launcher_naptime_s * 1000L);
+        why = "extension not installed: look again";
+    } else if (slot->started_at == 0) {
+        due = now;
+        why = "first visit since the server started";
+    } else if (!slot->idle_exit && !slot->absent) {
+        due = TimestampTzPlusMilliseconds(slot->exited_at, restart_delay_s * 1000L);
+        why = "restart after the worker exited";
+    } else {
+        due = slot->deadline;
+        why = slot->deadline_duty >= 0 && slot->deadline_duty < k_duty_count ? k_duties[slot->deadline_duty]->name
+                                                                             : nullptr;
+        const struct {
+            TimestampTz at;
+            const char* why;
+        } reports[] = {{slot->reported_due, "due_jobs"},
+                       {slot->reported_lease_end, "lease_recovery"},
+                       {slot->requested_at, "requested: notifications or start_worker()"}};
+        for (const auto& r : reports)
+            if (r.at != 0 && r.at < due) {
+                due = r.at;
+                why = r.why;
+            }
+    }
+    if (reason != nullptr)
+        *reason = due == DT_NOEND ? nullptr : why;
+    return due;
 }
 
 bool process_alive(pid_t pid)

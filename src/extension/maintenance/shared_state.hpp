@@ -40,8 +40,15 @@ struct db_slot {
     TimestampTz next_wake;           // when the worker plans to wake next; 0 while a round runs
     TimestampTz reported_due;        // earliest due time backends reported since the last look; 0 = none
     TimestampTz reported_lease_end;  // earliest lease end claims reported since the last look; 0 = none
-    uint32 generation;               // bumped by each pgjq.start_worker(); older registrations exit when revived
-    uint32 terminated_gen;  // generation whose worker was stopped by SIGTERM: the postmaster must not revive it
+    // Serving in turn (launcher.cpp): what the last worker left, and what backends asked for since.
+    bool idle_exit;             // the last worker left on purpose: idle, or to let other databases be served
+    TimestampTz deadline;       // when work is next due here, as the last worker left it; DT_NOEND: none
+    int32 deadline_duty;        // the duty (index in duties.cpp) that is due then; -1: none
+    TimestampTz requested_at;   // a transaction needs a worker now (its notifications, start_worker()); 0: no
+    bool relay_orphaned;        // notifications were handed to a ring nobody serves: announce everything
+    TimestampTz waiting_since;  // due but not served: every one of pgjq.max_workers was busy; 0: not waiting
+    uint32 generation;          // bumped by each pgjq.start_worker(); older registrations exit when revived
+    uint32 terminated_gen;      // generation whose worker was stopped by SIGTERM: the postmaster must not revive it
     int64 rounds;
     int64 errors;  // errors outside the duties (the worker's own checks)
     TimestampTz last_error_at;
@@ -56,10 +63,13 @@ struct worker_shared {
     Latch* launcher_latch;
     TimestampTz launcher_started_at;
     TimestampTz launcher_last_run;
+    int waiting;  // databases due but not served for want of a free worker: running workers should yield
     int nslots;
     db_slot slots[FLEXIBLE_ARRAY_MEMBER];
 };
 
+// _PG_init with preload: the state is sized for pgjq.max_databases instead of max_worker_processes.
+void size_worker_state_for_launcher();
 Size worker_shmem_size();
 // Attaches to (creating if needed) the shared state. Raises an ERROR when there is no room.
 worker_shared* worker_state();
@@ -73,6 +83,16 @@ void worker_shmem_startup();
 db_slot* find_slot(worker_shared* state, Oid dboid);
 // With the mutex held: the slot of `dboid`, taking a free (or the longest idle) one. nullptr if all are busy.
 db_slot* find_or_add_slot(worker_shared* state, Oid dboid);
+
+// Asks the launcher for a worker in `dboid` now (a transaction has notifications nobody relays, or
+// start_worker()); `orphaned`: events were left in a ring without a worker. Never raises; no-op without a
+// launcher.
+void request_service(Oid dboid, bool orphaned);
+
+// When the database of `slot`, served by nobody now, next needs a worker (DT_NOEND: only when a
+// transaction asks), and why (a duty's name, or what else brings the worker; nullptr with DT_NOEND). The
+// launcher's rule (launcher.cpp), also shown by worker_status(). With the mutex held; never raises.
+TimestampTz next_service(const db_slot* slot, TimestampTz now, const char** reason);
 
 // Is a process with this pid alive? (A signal-0 kill: never call it with the mutex held.)
 bool process_alive(pid_t pid);

@@ -50,16 +50,23 @@ void wake_worker_for(Oid dboid, TimestampTz due, deadline_kind kind)
         return;
     Latch* latch = nullptr;
     SpinLockAcquire(&state->mutex);
-    db_slot* slot = find_slot(state, dboid);
-    if (slot != nullptr && slot->pid != 0) {
+    // With a launcher every database's deadlines are kept, served or not; without one only a serving
+    // worker can act on them.
+    db_slot* slot = state->launcher_pid != 0 ? find_or_add_slot(state, dboid) : find_slot(state, dboid);
+    if (slot != nullptr && (slot->pid != 0 || state->launcher_pid != 0)) {
         // The worker takes the earliest reported due time at its next look and includes it in that
         // look's due window, so a job that committed late (after that look's snapshot, or
         // after its run_at had passed) is notified too. next_wake == 0 means a round is running.
         TimestampTz* reported = kind == deadline_kind::job_due ? &slot->reported_due : &slot->reported_lease_end;
-        if (*reported == 0 || due < *reported)
+        bool earlier = *reported == 0 || due < *reported;
+        if (earlier)
             *reported = due;
-        if (slot->next_wake == 0 || due < slot->next_wake)
-            latch = slot->latch;
+        if (slot->pid != 0) {
+            if (slot->next_wake == 0 || due < slot->next_wake)
+                latch = slot->latch;
+        } else if (earlier && due < slot->deadline) {
+            latch = state->launcher_latch;  // nobody serves the database: the launcher starts a worker in time
+        }
     }
     SpinLockRelease(&state->mutex);
     if (latch != nullptr)

@@ -97,6 +97,20 @@ $node->poll_query_until($db, "SELECT status = 'pending' AND attempts = 2 FROM pg
   or die 'the second lease was not recovered';
 pass('a claim in an idle database brings a worker back for its lease');
 
+# An expired lease whose row is locked when recovery looks (a worker finishing the job, then rolling back)
+# is looked at again, though nothing else is due in its database.
+my $locked_db = $dbs[5];
+my $locked = $node->safe_psql($locked_db, q{SELECT id FROM pgjq.claim_job_batch('silent', NULL, 1, 'q')});
+my $holder = $node->background_psql($locked_db);
+$holder->query_safe("BEGIN; SELECT id FROM pgjq.live_jobs WHERE id = $locked FOR UPDATE");
+sleep 4;    # past the 2 s lease: recovery skips the locked row
+is($node->safe_psql($locked_db, "SELECT status FROM pgjq.live_jobs WHERE id = $locked"), 'claimed',
+	'a locked expired lease is left to its holder');
+$holder->query_safe('ROLLBACK');
+$holder->quit;
+ok($node->poll_query_until($locked_db, "SELECT status = 'pending' FROM pgjq.live_jobs WHERE id = $locked"),
+	'and recovered once the lock is gone');
+
 # A committing transaction's notification reaches a listener whether or not a worker is resident.
 my ($stdout, $stderr);
 $node->psql($dbs[3], q{LISTEN pgjq_new_job; SELECT pgjq.enqueue('t', '{}', queue_name => 'q'); SELECT 1},

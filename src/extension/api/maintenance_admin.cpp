@@ -199,10 +199,11 @@ PGJQ_API_FUNCTION(start_worker)
     if (alive)
         PG_RETURN_INT32(static_cast<int32>(running));
     // With preload the launcher serves the database: ask it for a worker now (within pgjq.max_workers).
+    // A database outside pgjq.databases gets a worker of its own, as without preload.
     SpinLockAcquire(&state->mutex);
     bool launcher = state->launcher_pid != 0;
     SpinLockRelease(&state->mutex);
-    if (launcher) {
+    if (launcher && database_allowed(get_database_name(MyDatabaseId))) {
         request_service(MyDatabaseId, false);
         pid_t pid = wait_for_slot(state, true, 0, nullptr);
         if (pid == 0)

@@ -25,9 +25,12 @@ static const plan_text k_spent_expired = {
     "   FOR UPDATE SKIP LOCKED) AS spent",
     0, {}};
 // Only future expiries: an expired lease that recovery skipped (its row is locked by a worker that is
-// finishing the job) must not make the worker spin; it is looked at again after pgjq.naptime.
+// finishing the job) must not make the worker spin; it is looked at again after pgjq.naptime, which the
+// second column tells the maintenance worker (it must not leave the database meanwhile).
 static const plan_text k_next_expiry = {
-    "SELECT min(lease_expires_at) FROM pgjq.live_jobs WHERE status <> 'pending' AND lease_expires_at > now()",
+    "SELECT min(lease_expires_at) FILTER (WHERE lease_expires_at > now()),"
+    "       coalesce(bool_or(lease_expires_at <= now()), false)"
+    "  FROM pgjq.live_jobs WHERE status <> 'pending'",
     0, {}};
 // clang-format on
 
@@ -48,12 +51,18 @@ int64 recover_expired_leases()
     return static_cast<int64>(requeued + failed);
 }
 
-TimestampTz next_lease_expiry()
+TimestampTz next_lease_expiry(bool* expired_left)
 {
     run_plan(saved_plan(&s_next_expiry, k_next_expiry), nullptr, nullptr);
     bool isnull, found;
     Datum value = first_value(&isnull, &found);
-    return (found && !isnull) ? DatumGetTimestampTz(value) : DT_NOEND;
+    TimestampTz next = (found && !isnull) ? DatumGetTimestampTz(value) : DT_NOEND;
+    if (expired_left != nullptr) {
+        bool left_null = true;
+        Datum left = found ? SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &left_null) : (Datum) 0;
+        *expired_left = !left_null && DatumGetBool(left);
+    }
+    return next;
 }
 
 }  // namespace pgjq

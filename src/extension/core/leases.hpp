@@ -12,7 +12,8 @@ namespace pgjq {
 // moved. Requires an SPI connection.
 int64 recover_expired_leases();
 
-// The earliest lease expiry still in the future, or DT_NOEND when no job is held. Requires an SPI connection.
-TimestampTz next_lease_expiry();
+// The earliest lease expiry still in the future, or DT_NOEND when no job is held; `expired_left`: whether
+// an expired lease is still held (its row was locked when recovery looked). Requires an SPI connection.
+TimestampTz next_lease_expiry(bool* expired_left = nullptr);
 
 }  // namespace pgjq

@@ -102,7 +102,10 @@ void come_back(worker_shared* state, const stepped_aside& aside, bool dropped)
         else
             slot->disabled = aside.was_disabled;
     }
+    Latch* launcher = state->launcher_latch;
     SpinLockRelease(&state->mutex);
+    if (launcher != nullptr)
+        SetLatch(launcher);  // serve the database again now, not at the launcher's next pass
 }
 
 void process_utility(PlannedStmt* pstmt, const char* query_string, bool read_only_tree, ProcessUtilityContext context,

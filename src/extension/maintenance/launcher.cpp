@@ -138,6 +138,7 @@ launched* launched_entry(Oid dboid)
 struct candidate {
     int db;  // index in the pass's database list
     TimestampTz due;
+    bool requested_only;  // due only because a transaction asked (it notified by itself meanwhile)
 };
 
 int by_urgency(const void* a, const void* b)
@@ -174,12 +175,13 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
     auto* candidates = static_cast<candidate*>(palloc(sizeof(candidate) * (count > 0 ? count : 1)));
     int ncandidates = 0;
     bool untracked = false;
+    TimestampTz absent_before = TimestampTzPlusMilliseconds(now, -launcher_naptime_s * 1000L);
     SpinLockAcquire(&state->mutex);
     for (int i = 0; i < count; i++) {
         launched* entry = launched_entry(dbs[i].oid);
         if (entry != nullptr && entry->dboid == dbs[i].oid)
             continue;  // starting or running
-        db_slot* slot = find_or_add_slot(state, dbs[i].oid);
+        db_slot* slot = find_or_add_slot(state, dbs[i].oid, absent_before);
         if (slot == nullptr) {
             untracked = true;
             continue;
@@ -187,8 +189,9 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
         if (slot->pid != 0 || slot->disabled)
             continue;
         TimestampTz due = next_service(slot, now, nullptr);
+        bool requested_only = due <= now && next_service(slot, now, nullptr, false) > now && !slot->relay_orphaned;
         if (due != DT_NOEND)
-            candidates[ncandidates++] = {i, due};
+            candidates[ncandidates++] = {i, due, requested_only};
     }
     SpinLockRelease(&state->mutex);
     if (untracked)
@@ -208,7 +211,10 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
         }
         launched* entry = launched_entry(db->oid);
         if (free_workers <= 0 || registration_failed || entry == nullptr) {
-            waiting_oids[waiting++] = db->oid;
+            // A database whose transactions notify by themselves loses only the relay's batching: it takes
+            // a free worker, but makes none leave (which would churn processes between busy databases).
+            if (!candidates[c].requested_only)
+                waiting_oids[waiting++] = db->oid;
             continue;
         }
         // The handle is the launcher's for as long as the worker lives: keep it out of pass_context.
@@ -220,7 +226,8 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
             // Every background worker slot is taken (parallel query, other extensions): try again after
             // pgjq.restart_delay, and say so once per pgjq.launcher_naptime, not once per attempt.
             registration_failed = true;
-            waiting_oids[waiting++] = db->oid;
+            if (!candidates[c].requested_only)
+                waiting_oids[waiting++] = db->oid;
             TimestampTz retry = TimestampTzPlusMilliseconds(now, restart_delay_s * 1000L);
             if (retry < next)
                 next = retry;

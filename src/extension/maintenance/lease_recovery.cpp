@@ -17,13 +17,16 @@ duty_outcome run(maintenance_round& round)
     begin_duty_transaction("pgjq maintenance: recovering expired leases");
     test_failure_point("lease_recovery");
     int64 recovered = recover_expired_leases();
-    TimestampTz next = next_lease_expiry();
+    bool expired_left = false;
+    TimestampTz next = next_lease_expiry(&expired_left);
     commit_duty_transaction();
     forget_reported_deadline(round, deadline_kind::lease_ends, reported);
     // A lease is expired once now() is past it: look a microsecond after.
     TimestampTz cap = naptime_from(round.now);
     s_planned = next < cap ? next + 1 : cap;
-    return {s_planned, recovered, next == DT_NOEND ? DT_NOEND : next + 1};
+    // A skipped expired lease is work due at the next look, which must happen even if nothing else is due.
+    TimestampTz deadline = expired_left ? cap : (next == DT_NOEND ? DT_NOEND : next + 1);
+    return {s_planned, recovered, deadline};
 }
 
 // A claim committed a lease that ends before the duty planned to look.

@@ -170,7 +170,23 @@ void record_worker_error(const char* message)
 [[noreturn]] void leave(const char* why)
 {
     relay_detach();
-    (void) relay_deliver();
+    MemoryContext caller = CurrentMemoryContext;
+    PG_TRY();
+    {
+        (void) relay_deliver();
+    }
+    PG_CATCH();
+    {
+        // The events stay marked as taken (the ring announces everything again); the next worker sends them.
+        HOLD_INTERRUPTS();
+        EmitErrorReport();
+        FlushErrorState();
+        AbortCurrentTransaction();
+        MemoryContextSwitchTo(caller);
+        request_service(s_dboid, true);
+        RESUME_INTERRUPTS();
+    }
+    PG_END_TRY();
     s_leaving = true;
     exit_quietly(why, DEBUG1);
 }
@@ -428,7 +444,12 @@ void maintenance_main(Datum main_arg)
     worker_shared* state = worker_state();
     SpinLockAcquire(&state->mutex);
     strlcpy(s_slot->datname, s_datname, sizeof s_slot->datname);
-    memset(s_slot->duties, 0, sizeof s_slot->duties);
+    // The database's previous worker may have left a failing duty backing off: keep its backoff, so that
+    // serving in turn does not retry it at every start.
+    for (int i = 0; i < k_duty_count; i++) {
+        s_failures_in_row[i] = s_slot->duties[i].failures_in_row;
+        s_retry_at[i] = s_slot->duties[i].retry_at;
+    }
     SpinLockRelease(&state->mutex);
     if (s_by_launcher && !database_allowed(s_datname))
         exit_quietly("the database is not listed in pgjq.databases");
@@ -519,21 +540,28 @@ static TimestampTz* reported_field(db_slot* slot, deadline_kind kind)
     return kind == deadline_kind::job_due ? &slot->reported_due : &slot->reported_lease_end;
 }
 
+// How many reports of each kind the duty concerned had seen at its last look: a report made after it (even
+// one of a later time, absorbed by the earlier one still recorded) keeps the record for the next look.
+static uint32 s_reports_seen[2];
+
 TimestampTz reported_deadline(const maintenance_round& round, deadline_kind kind)
 {
+    int k = kind == deadline_kind::job_due ? 0 : 1;
     worker_shared* state = worker_state();
     SpinLockAcquire(&state->mutex);
     TimestampTz reported = *reported_field(round.slot, kind);
+    s_reports_seen[k] = round.slot->reports[k];
     SpinLockRelease(&state->mutex);
     return reported;
 }
 
 void forget_reported_deadline(const maintenance_round& round, deadline_kind kind, TimestampTz reported)
 {
+    int k = kind == deadline_kind::job_due ? 0 : 1;
     worker_shared* state = worker_state();
     SpinLockAcquire(&state->mutex);
     TimestampTz* field = reported_field(round.slot, kind);
-    if (*field == reported)
+    if (*field == reported && round.slot->reports[k] == s_reports_seen[k])
         *field = 0;
     SpinLockRelease(&state->mutex);
 }

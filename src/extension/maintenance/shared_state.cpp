@@ -95,7 +95,7 @@ db_slot* find_slot(worker_shared* state, Oid dboid)
     return nullptr;
 }
 
-db_slot* find_or_add_slot(worker_shared* state, Oid dboid)
+db_slot* find_or_add_slot(worker_shared* state, Oid dboid, TimestampTz only_absent_before)
 {
     db_slot* slot = find_slot(state, dboid);
     if (slot != nullptr)
@@ -109,7 +109,8 @@ db_slot* find_or_add_slot(worker_shared* state, Oid dboid)
             reuse = s;
             break;
         }
-        if (s->pid != 0 || s->disabled)
+        if (s->pid != 0 || s->disabled ||
+            (only_absent_before != 0 && !(s->absent && s->absent_at < only_absent_before)))
             continue;
         if (reuse == nullptr || (s->absent && !reuse->absent) ||
             (s->absent == reuse->absent && s->exited_at < reuse->exited_at))
@@ -149,12 +150,20 @@ void request_service(Oid dboid, bool orphaned)
         SetLatch(launcher);
 }
 
-TimestampTz next_service(const db_slot* slot, TimestampTz now, const char** reason)
+// The retry time of the duty called `name` while it backs off after failures, else 0.
+static TimestampTz backing_off_until(const db_slot* slot, const char* name)
+{
+    int i = duty_index(name);
+    return i >= 0 && slot->duties[i].failures_in_row > 0 ? slot->duties[i].retry_at : 0;
+}
+
+TimestampTz next_service(const db_slot* slot, TimestampTz now, const char** reason, bool with_requests)
 {
     const char* why = nullptr;
     TimestampTz due = DT_NOEND;
     // A report from a backend of the database shows that the extension is there now.
-    bool reported = slot->reported_due != 0 || slot->reported_lease_end != 0 || slot->requested_at != 0;
+    bool reported =
+        slot->reported_due != 0 || slot->reported_lease_end != 0 || (with_requests && slot->requested_at != 0);
     if (slot->absent && !reported) {
         due = TimestampTzPlusMilliseconds(slot->absent_at, launcher_naptime_s * 1000L);
         why = "extension not installed: look again";
@@ -168,12 +177,18 @@ TimestampTz next_service(const db_slot* slot, TimestampTz now, const char** reas
         due = slot->deadline;
         why = slot->deadline_duty >= 0 && slot->deadline_duty < k_duty_count ? k_duties[slot->deadline_duty]->name
                                                                              : nullptr;
+        // A report for a duty that backs off after failures waits for its retry.
+        TimestampTz due_report = slot->reported_due, lease_report = slot->reported_lease_end;
+        if (due_report != 0)
+            due_report = Max(due_report, backing_off_until(slot, "due_jobs"));
+        if (lease_report != 0)
+            lease_report = Max(lease_report, backing_off_until(slot, "lease_recovery"));
         const struct {
             TimestampTz at;
             const char* why;
-        } reports[] = {{slot->reported_due, "due_jobs"},
-                       {slot->reported_lease_end, "lease_recovery"},
-                       {slot->requested_at, "requested: notifications or start_worker()"}};
+        } reports[] = {{due_report, "due_jobs"},
+                       {lease_report, "lease_recovery"},
+                       {with_requests ? slot->requested_at : 0, "requested: notifications or start_worker()"}};
         for (const auto& r : reports)
             if (r.at != 0 && r.at < due) {
                 due = r.at;

@@ -40,6 +40,7 @@ struct db_slot {
     TimestampTz next_wake;           // when the worker plans to wake next; 0 while a round runs
     TimestampTz reported_due;        // earliest due time backends reported since the last look; 0 = none
     TimestampTz reported_lease_end;  // earliest lease end claims reported since the last look; 0 = none
+    uint32 reports[2];               // reports of each kind (due, lease) so far: a duty forgets only what it saw
     // Serving in turn (launcher.cpp): what the last worker left, and what backends asked for since.
     bool idle_exit;             // the last worker left on purpose: idle, or to let other databases be served
     TimestampTz deadline;       // when work is next due here, as the last worker left it; DT_NOEND: none
@@ -82,7 +83,10 @@ void worker_shmem_startup();
 // With the mutex held: the slot of `dboid`, or nullptr.
 db_slot* find_slot(worker_shared* state, Oid dboid);
 // With the mutex held: the slot of `dboid`, taking a free (or the longest idle) one. nullptr if all are busy.
-db_slot* find_or_add_slot(worker_shared* state, Oid dboid);
+// `only_absent_before`: when not 0, reuse only the slots of databases found without pgjq before that time
+// (the launcher, so that more databases than slots do not make it start workers in a loop); when 0, also
+// the slot of a database with pgjq that nobody serves now, which loses its deadlines.
+db_slot* find_or_add_slot(worker_shared* state, Oid dboid, TimestampTz only_absent_before = 0);
 
 // Asks the launcher for a worker in `dboid` now (a transaction has notifications nobody relays, or
 // start_worker()); `orphaned`: events were left in a ring without a worker. Never raises; no-op without a
@@ -92,7 +96,9 @@ void request_service(Oid dboid, bool orphaned);
 // When the database of `slot`, served by nobody now, next needs a worker (DT_NOEND: only when a
 // transaction asks), and why (a duty's name, or what else brings the worker; nullptr with DT_NOEND). The
 // launcher's rule (launcher.cpp), also shown by worker_status(). With the mutex held; never raises.
-TimestampTz next_service(const db_slot* slot, TimestampTz now, const char** reason);
+// `with_requests`: count requests too (a transaction that notified by itself); without, only what must
+// happen by a time (the launcher lets such databases wait without making busy workers yield).
+TimestampTz next_service(const db_slot* slot, TimestampTz now, const char** reason, bool with_requests = true);
 
 // Is a process with this pid alive? (A signal-0 kill: never call it with the mutex held.)
 bool process_alive(pid_t pid);

@@ -59,6 +59,7 @@ void wake_worker_for(Oid dboid, TimestampTz due, deadline_kind kind)
         // after its run_at had passed) is notified too. next_wake == 0 means a round is running.
         TimestampTz* reported = kind == deadline_kind::job_due ? &slot->reported_due : &slot->reported_lease_end;
         bool earlier = *reported == 0 || due < *reported;
+        slot->reports[kind == deadline_kind::job_due ? 0 : 1]++;  // even when absorbed by an earlier one
         if (earlier)
             *reported = due;
         if (slot->pid != 0) {

@@ -177,6 +177,13 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
     bool untracked = false;
     TimestampTz absent_before = TimestampTzPlusMilliseconds(now, -launcher_naptime_s * 1000L);
     SpinLockAcquire(&state->mutex);
+    // Workers of a previous launcher (one that crashed or was terminated) count too: this one has no handle.
+    int serving = 0;
+    for (int i = 0; i < state->nslots; i++)
+        if (state->slots[i].pid != 0 && state->slots[i].by_launcher)
+            serving++;
+    if (serving > running)
+        running = serving;
     for (int i = 0; i < count; i++) {
         launched* entry = launched_entry(dbs[i].oid);
         if (entry != nullptr && entry->dboid == dbs[i].oid)

@@ -6,8 +6,9 @@
 //
 // Within a transaction the changes are kept in memory (a ledger, in step with subtransactions) and each
 // row is written at most twice: by the first change (a reservation must hold the row's lock while it
-// checks max_pending, and drop_queue waits on it), and once at commit with the sum of everything else. Writing the row at every call would
-// make the Nth call of a transaction walk the N versions the calls before it left: quadratic cost.
+// checks max_pending, and drop_queue waits on it), and once at commit with the sum of everything else.
+// Writing the row at every call would make the Nth call of a transaction walk the N versions the calls
+// before it left: quadratic cost.
 #pragma once
 
 #include "core/pg.hpp"

@@ -68,7 +68,8 @@ namespace pgjq {
     ", counted AS (UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - g.n FROM" MOVED_BY_QUEUE   \
     " WHERE d.queue_name = g.queue_name AND d.slot = $9)"
 #define ARCHIVE_PLAN(write)                                                                            \
-    {{ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, "") write RETURN_MOVED, 9, ARCHIVE_TYPES}, \
+    {{ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, "") write RETURN_MOVED, 9,      \
+      ARCHIVE_TYPES},                                                                                  \
      {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") write RETURN_MOVED, 9, ARCHIVE_TYPES}}
 #define ARCHIVE_SOME_DISCARDED_PLAN(write)                                                             \
     {{ARCHIVE_DELETE(HOLDER_ROLE, KEEP_OR_DISCARD) ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, " WHERE kept") write \

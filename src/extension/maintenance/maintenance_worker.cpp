@@ -206,17 +206,11 @@ void report_older_version(const char* version)
                          k_library_version)));
 }
 
-// Before a round with timed duties: is the worker still wanted here, and may it write? Exits when the
-// worker was stopped or the extension is gone; false on a standby (nothing may be written).
+// Before a round with timed duties (run_round has just checked that the worker is still wanted here): may
+// it write? Exits when the extension is gone; false on a standby (nothing may be written).
 bool database_ready()
 {
     worker_shared* state = worker_state();
-    SpinLockAcquire(&state->mutex);
-    bool disabled = s_slot->disabled;
-    SpinLockRelease(&state->mutex);
-    if (disabled)
-        exit_quietly("stopped by pgjq.stop_worker()");
-
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
     char* version = installed_version();

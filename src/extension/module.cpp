@@ -2,9 +2,10 @@
 // shared memory and the launcher.
 #include "core/catalog.hpp"
 #include "core/depth.hpp"
-#include "core/keep_completed_cache.hpp"
 #include "core/privileges.hpp"
+#include "core/queue_cache.hpp"
 #include "core/settings.hpp"
+#include "core/transaction_end.hpp"
 #include "maintenance/database_commands.hpp"
 #include "maintenance/launcher.hpp"
 #include "maintenance/notification_relay.hpp"
@@ -44,9 +45,10 @@ void _PG_init(void)
     pgjq::define_settings();
     pgjq::register_wake_callback();
     pgjq::register_relay_callbacks();
-    pgjq::register_keep_completed_callback();
+    pgjq::register_queue_cache_callback();
     pgjq::register_catalog_callback();
     pgjq::register_depth_callbacks();
+    pgjq::register_transaction_end_callback();
     pgjq::register_privileges_callback();
     pgjq::register_database_commands_hook();
     if (!process_shared_preload_libraries_in_progress || IsBinaryUpgrade)

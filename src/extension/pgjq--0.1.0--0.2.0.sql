@@ -17,11 +17,16 @@ BEGIN
     UPDATE pgjq.queues q
        SET max_pending = NEW.max_pending, fifo = NEW.fifo, max_attempts = NEW.max_attempts, lease = NEW.lease,
            retry_base = NEW.retry_base, retry_cap = NEW.retry_cap, retention = NEW.retention,
-           keep_completed = NEW.keep_completed, paused = NEW.paused, created_at = NEW.created_at
+           keep_completed = NEW.keep_completed, paused = NEW.paused, created_at = NEW.created_at,
+           group_concurrency = NEW.group_concurrency, max_running = NEW.max_running, rate_limit = NEW.rate_limit,
+           rate_interval = NEW.rate_interval, job_timeout = NEW.job_timeout,
+           uses_dependencies = NEW.uses_dependencies
      WHERE q.queue_name = NEW.queue_name
        AND q.max_pending IS NULL AND NOT q.fifo AND q.max_attempts = 3 AND q.lease = interval '5 minutes'
        AND q.retry_base = interval '1 second' AND q.retry_cap = interval '1 hour'
-       AND q.retention = interval '7 days' AND q.keep_completed AND NOT q.paused;
+       AND q.retention = interval '7 days' AND q.keep_completed AND NOT q.paused
+       AND q.group_concurrency = 1 AND q.max_running IS NULL AND q.rate_limit IS NULL
+       AND q.rate_interval = interval '1 second' AND q.job_timeout IS NULL AND NOT q.uses_dependencies;
     IF FOUND THEN
         RETURN NULL;
     END IF;
@@ -79,7 +84,9 @@ CREATE TRIGGER grants_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON pg
 -- The roles 0.1.0 granted capabilities to (by GRANT EXECUTE on the capability's functions) keep them, for
 -- every queue, as rows; the per-role grants on pgjq's objects go, since the functions' own checks replace
 -- them. Run by this upgrade, and by hand after restoring a dump of a 0.1.0 database into a later version
--- (the dump brings the old GRANTs back, which later versions do not read). Returns the rows added.
+-- (the dump brings the old GRANTs back, which later versions do not read). Returns the rows added. Each
+-- capability is recognized by a function only it had and whose arguments 0.2.0 kept, so that the GRANT on
+-- it survives such a restore.
 CREATE FUNCTION pgjq.adopt_legacy_grants() RETURNS integer LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -88,8 +95,8 @@ DECLARE
 BEGIN
     INSERT INTO pgjq.grants (grantee, capability)
     SELECT DISTINCT a.grantee::regrole, c.capability
-      FROM (VALUES ('producer', 'pgjq.enqueue'), ('worker', 'pgjq.claim_job_batch'),
-                   ('admin', 'pgjq.create_queue')) AS c(capability, fn)
+      FROM (VALUES ('producer', 'pgjq.cancel'), ('worker', 'pgjq.claim_job_batch'),
+                   ('admin', 'pgjq.drop_queue')) AS c(capability, fn)
       JOIN pg_catalog.pg_proc p ON p.oid = c.fn::regproc
      CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) AS a
      WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> 0 AND a.grantee <> p.proowner
@@ -199,49 +206,8 @@ CREATE FUNCTION pgjq.may_read_queue(queue_name text) RETURNS boolean
 CREATE FUNCTION pgjq.may_read_job(queue_name text, enqueued_by regrole) RETURNS boolean
     LANGUAGE c STABLE PARALLEL SAFE AS 'MODULE_PATHNAME', 'pgjq_may_read_job';
 
-CREATE OR REPLACE VIEW pgjq.jobs WITH (security_barrier) AS
-    SELECT id, queue_name, job_type, priority, status, payload, NULL::jsonb AS result, run_at, unique_key,
-           progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
-           created_at, started_at, NULL::timestamptz AS completed_at, NULL::timestamptz AS failed_at,
-           NULL::timestamptz AS cancelled_at, attempts, max_attempts, last_error, enqueued_by, claimed_by
-      FROM pgjq.live_jobs
-     WHERE pgjq.may_read_job(queue_name, enqueued_by)
-    UNION ALL
-    SELECT id, queue_name, job_type, priority, status, payload, result, run_at, unique_key,
-           progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
-           created_at, started_at, completed_at, failed_at, cancelled_at, attempts, max_attempts, last_error,
-           enqueued_by, claimed_by
-      FROM pgjq.finished_jobs
-     WHERE pgjq.may_read_job(queue_name, enqueued_by);
-
-CREATE OR REPLACE VIEW pgjq.queue_stats WITH (security_barrier) AS
-    SELECT q.queue_name,
-           coalesce(l.pending, 0)   AS pending,
-           coalesce(l.scheduled, 0) AS scheduled,
-           coalesce(l.claimed, 0)   AS claimed,
-           coalesce(l.running, 0)   AS running,
-           coalesce(f.completed, 0) AS completed,
-           coalesce(f.failed, 0)    AS failed,
-           coalesce(f.cancelled, 0) AS cancelled,
-           l.oldest_runnable_age,
-           q.max_pending,
-           q.fifo,
-           q.paused
-      FROM pgjq.queues q
-      LEFT JOIN (SELECT queue_name,
-                        count(*) FILTER (WHERE status = 'pending' AND run_at <= now()) AS pending,
-                        count(*) FILTER (WHERE status = 'pending' AND run_at > now())  AS scheduled,
-                        count(*) FILTER (WHERE status = 'claimed')                     AS claimed,
-                        count(*) FILTER (WHERE status = 'running')                     AS running,
-                        now() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= now())
-                            AS oldest_runnable_age
-                   FROM pgjq.live_jobs GROUP BY queue_name) l USING (queue_name)
-      LEFT JOIN (SELECT queue_name,
-                        count(*) FILTER (WHERE status = 'completed') AS completed,
-                        count(*) FILTER (WHERE status = 'failed')    AS failed,
-                        count(*) FILTER (WHERE status = 'cancelled') AS cancelled
-                   FROM pgjq.finished_jobs GROUP BY queue_name) f USING (queue_name)
-     WHERE pgjq.may_read_queue(q.queue_name);
+-- The views pgjq.jobs and pgjq.queue_stats are redefined once, below ("Scheduling"), with this filter and
+-- the columns 0.2.0 adds.
 
 -- A queue's settings, to those who may read the queue.
 ALTER TABLE pgjq.queues ENABLE ROW LEVEL SECURITY;
@@ -321,3 +287,189 @@ ALTER TABLE pgjq.queues
     ADD CONSTRAINT lease_bounded CHECK (lease <= interval '1 year'),
     ADD CONSTRAINT retry_bounded CHECK (retry_base <= interval '1 year' AND retry_cap <= interval '1 year'),
     ADD CONSTRAINT retention_bounded CHECK (retention <= interval '100 years');
+
+-- Scheduling: group keys, dependencies, concurrency caps, rate limits, timeouts, uniqueness windows -----
+-- (core/waiting_jobs.hpp, core/queue_limits.hpp, api/enqueue.cpp, api/claim.cpp)
+
+-- A job that may not run yet stays in pgjq.live_jobs with the status 'waiting': it waits for its turn in
+-- its group (group_key: at most the queue's group_concurrency of a group's jobs are live at once, taken in
+-- enqueue order), for the jobs it depends on to complete, or both. It is unfinished (it counts against
+-- max_pending and holds its unique_key) but outside the claim index, whose predicate is status = 'pending',
+-- so a claim never walks past it however many jobs wait. 'waiting' sorts before 'pending': the in-flight
+-- index and the table's CHECK below compare with 'pending' and need no literal of the new value, which the
+-- transaction that adds it may not use.
+ALTER TYPE pgjq.job_status ADD VALUE 'waiting' BEFORE 'pending';
+ALTER TABLE pgjq.live_jobs
+    ADD COLUMN group_key text,
+    ADD COLUMN depends_on bigint[],
+    ADD COLUMN timeout interval,
+    ADD COLUMN timeout_at timestamptz,
+    DROP CONSTRAINT live_status,
+    ADD CONSTRAINT live_status CHECK (status <= 'running');
+ALTER TABLE pgjq.finished_jobs
+    ADD COLUMN group_key text,
+    ADD COLUMN depends_on bigint[],
+    ADD COLUMN timeout interval;
+-- In flight: claimed or running (not pending, not waiting).
+DROP INDEX pgjq.live_jobs_in_flight_idx;
+CREATE INDEX live_jobs_in_flight_idx ON pgjq.live_jobs (queue_name, id) WHERE status > 'pending';
+-- A group's jobs in enqueue order: how many are live, and which wait next.
+CREATE INDEX live_jobs_group_idx ON pgjq.live_jobs (queue_name, group_key, id) WHERE group_key IS NOT NULL;
+
+-- Dependencies not yet met: job_id waits for depends_on to complete. A row goes when its job_id starts
+-- waiting for nothing, is cancelled, or when depends_on finishes.
+CREATE TABLE pgjq.job_dependencies (
+    depends_on bigint NOT NULL,
+    job_id     bigint NOT NULL,
+    PRIMARY KEY (depends_on, job_id)
+);
+CREATE INDEX job_dependencies_job_idx ON pgjq.job_dependencies (job_id);
+SELECT pg_catalog.pg_extension_config_dump('pgjq.job_dependencies', '');
+
+-- Per queue: how many jobs of one group run at once; a cap on the queue's jobs claimed or running; at most
+-- rate_limit claims per rate_interval; an execution timeout for its jobs. NULL: no cap, limit or timeout.
+-- uses_dependencies: a job of the queue was ever enqueued with depends_on; until one is, finishing a job
+-- looks for no dependents (core/queue_features.hpp).
+ALTER TABLE pgjq.queues
+    ADD COLUMN group_concurrency integer NOT NULL DEFAULT 1,
+    ADD COLUMN max_running integer,
+    ADD COLUMN rate_limit integer,
+    ADD COLUMN rate_interval interval NOT NULL DEFAULT '1 second',
+    ADD COLUMN job_timeout interval,
+    ADD COLUMN uses_dependencies boolean NOT NULL DEFAULT false,
+    ADD CONSTRAINT group_concurrency_range CHECK (group_concurrency BETWEEN 1 AND 10000),
+    ADD CONSTRAINT max_running_range CHECK (max_running IS NULL OR max_running BETWEEN 1 AND 1000000),
+    ADD CONSTRAINT rate_limit_range CHECK (rate_limit IS NULL OR rate_limit BETWEEN 1 AND 1000000),
+    ADD CONSTRAINT rate_interval_range CHECK (rate_interval >= interval '1 millisecond' AND rate_interval <= interval '1 day'),
+    ADD CONSTRAINT job_timeout_range CHECK (job_timeout IS NULL OR (job_timeout > interval '0' AND job_timeout <= interval '1 year'));
+
+-- A rate-limited queue's token bucket: its claimers lock the row, so the limit holds across workers.
+CREATE TABLE pgjq.rate_limits (
+    queue_name  text             PRIMARY KEY,
+    tokens      double precision NOT NULL,
+    refilled_at timestamptz      NOT NULL
+);
+SELECT pg_catalog.pg_extension_config_dump('pgjq.rate_limits', '');
+
+-- Uniqueness over a period (enqueue's unique_for): a key taken at enqueue stays taken until expires_at,
+-- whether its job finished or not. The primary key makes concurrent producers of one key wait for each
+-- other's outcome, as the live unique index does. The maintenance worker deletes expired rows.
+CREATE TABLE pgjq.unique_windows (
+    queue_name text        NOT NULL,
+    unique_key text        NOT NULL,
+    job_id     bigint      NOT NULL,
+    expires_at timestamptz NOT NULL,
+    PRIMARY KEY (queue_name, unique_key)
+);
+CREATE INDEX unique_windows_expires_idx ON pgjq.unique_windows (expires_at);
+SELECT pg_catalog.pg_extension_config_dump('pgjq.unique_windows', '');
+
+REVOKE ALL ON pgjq.job_dependencies, pgjq.rate_limits, pgjq.unique_windows FROM PUBLIC;
+
+CREATE OR REPLACE VIEW pgjq.jobs WITH (security_barrier) AS
+    SELECT id, queue_name, job_type, priority, status, payload, NULL::jsonb AS result, run_at, unique_key,
+           progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
+           created_at, started_at, NULL::timestamptz AS completed_at, NULL::timestamptz AS failed_at,
+           NULL::timestamptz AS cancelled_at, attempts, max_attempts, last_error, enqueued_by, claimed_by,
+           group_key, depends_on, timeout, timeout_at
+      FROM pgjq.live_jobs
+     WHERE pgjq.may_read_job(queue_name, enqueued_by)
+    UNION ALL
+    SELECT id, queue_name, job_type, priority, status, payload, result, run_at, unique_key,
+           progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
+           created_at, started_at, completed_at, failed_at, cancelled_at, attempts, max_attempts, last_error,
+           enqueued_by, claimed_by, group_key, depends_on, timeout, NULL::timestamptz
+      FROM pgjq.finished_jobs
+     WHERE pgjq.may_read_job(queue_name, enqueued_by);
+
+CREATE OR REPLACE VIEW pgjq.queue_stats WITH (security_barrier) AS
+    SELECT q.queue_name,
+           coalesce(l.pending, 0)   AS pending,
+           coalesce(l.scheduled, 0) AS scheduled,
+           coalesce(l.claimed, 0)   AS claimed,
+           coalesce(l.running, 0)   AS running,
+           coalesce(f.completed, 0) AS completed,
+           coalesce(f.failed, 0)    AS failed,
+           coalesce(f.cancelled, 0) AS cancelled,
+           l.oldest_runnable_age,
+           q.max_pending,
+           q.fifo,
+           q.paused,
+           coalesce(l.waiting, 0)   AS waiting
+      FROM pgjq.queues q
+      LEFT JOIN (SELECT queue_name,
+                        count(*) FILTER (WHERE status = 'pending' AND run_at <= now()) AS pending,
+                        count(*) FILTER (WHERE status = 'pending' AND run_at > now())  AS scheduled,
+                        count(*) FILTER (WHERE status = 'claimed')                     AS claimed,
+                        count(*) FILTER (WHERE status = 'running')                     AS running,
+                        count(*) FILTER (WHERE status < 'pending')                     AS waiting,
+                        now() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= now())
+                            AS oldest_runnable_age
+                   FROM pgjq.live_jobs GROUP BY queue_name) l USING (queue_name)
+      LEFT JOIN (SELECT queue_name,
+                        count(*) FILTER (WHERE status = 'completed') AS completed,
+                        count(*) FILTER (WHERE status = 'failed')    AS failed,
+                        count(*) FILTER (WHERE status = 'cancelled') AS cancelled
+                   FROM pgjq.finished_jobs GROUP BY queue_name) f USING (queue_name)
+     WHERE pgjq.may_read_queue(q.queue_name);
+
+-- The producer, worker and queue functions with their new arguments. The old signatures go (a call by
+-- position or name with the old arguments still resolves to the new ones, whose added arguments default).
+DROP FUNCTION pgjq.enqueue(text, jsonb, text, integer, timestamptz, integer, text);
+DROP FUNCTION pgjq.try_enqueue(text, jsonb, text, integer, timestamptz, integer, text);
+DROP FUNCTION pgjq.enqueue_batch(text, jsonb, text, integer, timestamptz, integer);
+DROP FUNCTION pgjq.create_queue(text, bigint, boolean, integer, interval);
+DROP FUNCTION pgjq.alter_queue(text, bigint, boolean, integer, interval, interval, interval, interval, boolean, boolean);
+
+-- group_key: jobs of one key run at most group_concurrency at a time (1: one at a time), in enqueue order;
+-- depends_on: the job waits until every one of those jobs has completed, and is cancelled if one fails for
+-- good or is cancelled; timeout: this job's execution timeout (default: the queue's job_timeout);
+-- unique_for: unique_key stays taken for this long after the enqueue, even once the job has finished.
+CREATE FUNCTION pgjq.enqueue(job_type text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
+                             priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
+                             max_attempts integer DEFAULT NULL, unique_key text DEFAULT NULL,
+                             group_key text DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
+                             timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL)
+    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_enqueue';
+CREATE FUNCTION pgjq.try_enqueue(job_type text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
+                                 priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
+                                 max_attempts integer DEFAULT NULL, unique_key text DEFAULT NULL,
+                                 group_key text DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
+                                 timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL)
+    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_try_enqueue';
+-- unique_keys and group_keys: one per payload (NULL elements: none for that job); depends_on: for every job
+-- of the batch.
+CREATE FUNCTION pgjq.enqueue_batch(job_type text, payloads jsonb, queue_name text DEFAULT 'default',
+                                   priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
+                                   max_attempts integer DEFAULT NULL, unique_keys text[] DEFAULT NULL,
+                                   group_keys text[] DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
+                                   timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL)
+    RETURNS bigint[] LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_enqueue_batch';
+CREATE FUNCTION pgjq.create_queue(queue_name text, max_pending bigint DEFAULT NULL, fifo boolean DEFAULT false,
+                                  max_attempts integer DEFAULT 3, lease interval DEFAULT '5 minutes',
+                                  group_concurrency integer DEFAULT 1, max_running integer DEFAULT NULL,
+                                  rate_limit integer DEFAULT NULL, rate_interval interval DEFAULT '1 second',
+                                  job_timeout interval DEFAULT NULL)
+    RETURNS void LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_create_queue';
+-- max_running, rate_limit: 0 removes the cap or limit; job_timeout: interval '0' removes the timeout.
+CREATE FUNCTION pgjq.alter_queue(queue_name text, max_pending bigint DEFAULT NULL, fifo boolean DEFAULT NULL,
+                                 max_attempts integer DEFAULT NULL, lease interval DEFAULT NULL,
+                                 retry_base interval DEFAULT NULL, retry_cap interval DEFAULT NULL,
+                                 retention interval DEFAULT NULL, clear_max_pending boolean DEFAULT false,
+                                 keep_completed boolean DEFAULT NULL, group_concurrency integer DEFAULT NULL,
+                                 max_running integer DEFAULT NULL, rate_limit integer DEFAULT NULL,
+                                 rate_interval interval DEFAULT NULL, job_timeout interval DEFAULT NULL)
+    RETURNS void LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_alter_queue';
+GRANT EXECUTE ON FUNCTION
+    pgjq.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint[], interval, interval),
+    pgjq.try_enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint[], interval, interval),
+    pgjq.enqueue_batch(text, jsonb, text, integer, timestamptz, integer, text[], text[], bigint[], interval, interval),
+    pgjq.create_queue(text, bigint, boolean, integer, interval, integer, integer, integer, interval, interval),
+    pgjq.alter_queue(text, bigint, boolean, integer, interval, interval, interval, interval, boolean, boolean,
+                     integer, integer, integer, interval, interval)
+    TO PUBLIC;

@@ -134,7 +134,10 @@ my $jobs_query = q{SELECT string_agg(format('%s', (id, queue_name, job_type, pri
                      unique_key, progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at,
                      lease_expires_at, created_at, started_at, completed_at, failed_at, cancelled_at, attempts,
                      max_attempts, last_error)), E'\n' ORDER BY id) FROM pgjq.jobs};
-my $queues_query = q{SELECT string_agg(q::text, E'\n' ORDER BY queue_name) FROM pgjq.queues q};
+# The settings every version has (0.2.0 adds caps, limits and timeouts, at their defaults for old queues).
+my $queues_query = q{SELECT string_agg(format('%s', (queue_name, max_pending, fifo, max_attempts, lease, retry_base,
+                       retry_cap, retention, keep_completed, paused, created_at)), E'\n' ORDER BY queue_name)
+                       FROM pgjq.queues q};
 my $jobs_before = $sql->($jobs_query);
 my $queues_before = $sql->($queues_query);
 my $max_id = $sql->(q{SELECT max(id) FROM pgjq.jobs});

@@ -64,7 +64,10 @@ my $jobs_query = q{SELECT string_agg(format('%s', (id, queue_name, job_type, pri
                      unique_key, progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at,
                      lease_expires_at, created_at, started_at, completed_at, failed_at, cancelled_at, attempts,
                      max_attempts, last_error)), E'\n' ORDER BY id) FROM pgjq.jobs};
-my $queues_query = q{SELECT string_agg(q::text, E'\n' ORDER BY queue_name) FROM pgjq.queues q};
+# The settings every version has (0.2.0 adds caps, limits and timeouts, at their defaults for old queues).
+my $queues_query = q{SELECT string_agg(format('%s', (queue_name, max_pending, fifo, max_attempts, lease, retry_base,
+                       retry_cap, retention, keep_completed, paused, created_at)), E'\n' ORDER BY queue_name)
+                       FROM pgjq.queues q};
 my $depth_query = q{SELECT string_agg(queue_name || ' ' || n, ', ' ORDER BY queue_name)
                       FROM (SELECT queue_name, sum(unfinished) AS n FROM pgjq.queue_depth GROUP BY 1) d};
 my $live_query = q{SELECT string_agg(queue_name || ' ' || n, ', ' ORDER BY queue_name)
@@ -86,8 +89,20 @@ for my $case ([ 'current', $source->safe_psql('postgres', q{SELECT default_versi
 	  or die "pg_dump failed: $err";
 	$target->safe_psql('postgres', "CREATE DATABASE $db");
 	my $restored = IPC::Run::run([ 'pg_restore', '-d', $target->connstr($db), $dump ], '>', \$out, '2>', \$err);
-	ok($restored, "$db ($version): pg_restore succeeds");
-	is($err, '', "$db: pg_restore reports no error");
+	if ($version eq '0.1.0')
+	{
+		# The dump's GRANTs on the functions whose arguments 0.2.0 extended name signatures that no longer
+		# exist; they are all that fails, and the capabilities they gave are adopted below.
+		my @errors = grep { /error: could not execute query/ } split /\n/, $err;
+		my @other = grep { !/function pgjq\.(enqueue|try_enqueue|enqueue_batch|create_queue|alter_queue)\(.*\) does not exist/ } @errors;
+		is(scalar(@other), 0, "$db: pg_restore fails only the GRANTs on functions with new arguments")
+		  or diag($err);
+	}
+	else
+	{
+		ok($restored, "$db ($version): pg_restore succeeds");
+		is($err, '', "$db: pg_restore reports no error");
+	}
 
 	my $sql = sub { $target->safe_psql($db, $_[0]) };
 	# 0.1.0 kept capabilities as GRANTs, which the dump brings back and later versions do not read.

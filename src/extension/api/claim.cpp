@@ -22,21 +22,44 @@ namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_queue, s_fifo_lock, s_fifo_busy;
+SPIPlanPtr s_lock_queue, s_take_tokens, s_spend_tokens;
 
 // clang-format off
-const plan_text k_queue = {
-    "SELECT paused, fifo, lease FROM pgjq.queues WHERE queue_name = $1", 1, {TEXTOID}};
-const plan_text k_fifo_lock = {
+// A queue's settings as a claim needs them (0.1.0 had no caps, limits or timeouts).
+versioned_plan s_queue = {
+    {"SELECT paused, fifo, lease, coalesce(max_running, 0), coalesce(rate_limit, 0), rate_interval, job_timeout"
+     "  FROM pgjq.queues WHERE queue_name = $1", 1, {TEXTOID}},
+    {"SELECT paused, fifo, lease, 0, 0, NULL::interval, NULL::interval FROM pgjq.queues WHERE queue_name = $1",
+     1, {TEXTOID}}};
+// Claimers of a FIFO or capped queue take turns on its row.
+const plan_text k_lock_queue = {
     "SELECT 1 FROM pgjq.queues WHERE queue_name = $1 FOR UPDATE", 1, {TEXTOID}};
-const plan_text k_fifo_busy = {
-    "SELECT EXISTS (SELECT 1 FROM pgjq.live_jobs WHERE queue_name = $1 AND status <> 'pending')", 1, {TEXTOID}};
+// In flight: claimed or running (0.1.0 knew no waiting jobs and indexed status <> 'pending').
+versioned_plan s_fifo_busy = {
+    {"SELECT EXISTS (SELECT 1 FROM pgjq.live_jobs WHERE queue_name = $1 AND status > 'pending')", 1, {TEXTOID}},
+    {"SELECT EXISTS (SELECT 1 FROM pgjq.live_jobs WHERE queue_name = $1 AND status <> 'pending')", 1, {TEXTOID}}};
+// What a capped queue holds: its jobs in flight, and those this transaction holds by claim_in_transaction
+// ($2), which the others count once it commits.
+versioned_plan s_in_flight = {
+    {"SELECT (SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = $1 AND status > 'pending')"
+     "     + (SELECT count(*) FROM pgjq.live_jobs WHERE id = ANY ($2) AND queue_name = $1)",
+     2, {TEXTOID, INT8ARRAYOID}},
+    {"SELECT 0::bigint", 2, {TEXTOID, INT8ARRAYOID}}};
+// A rate-limited queue's token bucket, locked until the claim commits (created full at first use: $2 is
+// the queue's rate_limit); then what is left of it.
+const plan_text k_take_tokens = {
+    "INSERT INTO pgjq.rate_limits AS r (queue_name, tokens, refilled_at) VALUES ($1, $2, now())"
+    " ON CONFLICT (queue_name) DO UPDATE SET tokens = r.tokens RETURNING r.tokens, r.refilled_at",
+    2, {TEXTOID, FLOAT8OID}};
+const plan_text k_spend_tokens = {
+    "UPDATE pgjq.rate_limits SET tokens = $2, refilled_at = now() WHERE queue_name = $1", 2, {TEXTOID, FLOAT8OID}};
 
 // Parameters of every claim: $1 queue, $2 batch size, $3 worker id, $4 the lease (or, in a transaction, the
-// ids this transaction already holds), $5 the job types (NULL: any), $6 the claiming role (from 0.2.0 it is
-// recorded; a 0.1.0 database has no column for it, nor pgjq.jobs the two role columns).
-#define CLAIM_TYPES {TEXTOID, INT4OID, TEXTOID, INTERVALOID, TEXTARRAYOID, REGROLEOID}
-#define LOCK_TYPES {TEXTOID, INT4OID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID, REGROLEOID}
+// ids this transaction already holds), $5 the job types (NULL: any), $6 the claiming role, $7 the queue's
+// job_timeout (from 0.2.0 the role is recorded and the timeout applies; a 0.1.0 database has no column for
+// them, nor pgjq.jobs the columns it gained since).
+#define CLAIM_TYPES {TEXTOID, INT4OID, TEXTOID, INTERVALOID, TEXTARRAYOID, REGROLEOID, INTERVALOID}
+#define LOCK_TYPES {TEXTOID, INT4OID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID, REGROLEOID, INTERVALOID}
 
 #define PICK_ANY                                                                                       \
     "WITH picked AS MATERIALIZED ("                                                                    \
@@ -56,18 +79,23 @@ const plan_text k_fifo_busy = {
     "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now()"                              \
     "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE),"                                              \
     " picked AS (SELECT id FROM oldest WHERE $5::text[] IS NULL OR job_type = ANY ($5)),"
-#define CLAIM(set_role, role_columns)                                                                  \
+#define CLAIM(lease, set_current, added_columns)                                                       \
     " claimed AS ("                                                                                    \
     "UPDATE pgjq.live_jobs j SET status = 'claimed', worker_id = $3, claimed_at = now(),"              \
-    " heartbeat_at = now(), lease_expires_at = now() + $4, attempts = j.attempts + 1" set_role         \
+    " heartbeat_at = now(), lease_expires_at = " lease ", attempts = j.attempts + 1" set_current       \
     " WHERE j.id = ANY (ARRAY(SELECT id FROM picked)) RETURNING j.*) "                                 \
-    "SELECT " PGJQ_LIVE_JOB_AS_VIEW_ROW("c") role_columns " FROM claimed c ORDER BY c.priority DESC, c.id"
-#define CLAIM_CURRENT CLAIM(", claimed_by = $6", ", c.enqueued_by, c.claimed_by")
-#define CLAIM_LEGACY CLAIM("", "")
+    "SELECT " PGJQ_LIVE_JOB_AS_VIEW_ROW("c") added_columns " FROM claimed c ORDER BY c.priority DESC, c.id"
+// The lease never outlasts the execution timeout (the job's own, else the queue's), which heartbeats
+// cannot extend: lease recovery fails the job once it has run that long.
+#define TIMEOUT_AT "now() + coalesce(j.timeout, $7)"
+#define CLAIM_CURRENT                                                                                  \
+    CLAIM("least(now() + $4, " TIMEOUT_AT ")", ", claimed_by = $6, timeout_at = " TIMEOUT_AT,           \
+          PGJQ_LIVE_JOB_ADDED_COLUMNS("c."))
+#define CLAIM_LEGACY CLAIM("now() + $4", "", "")
 
-versioned_plan s_claim_any = {{PICK_ANY CLAIM_CURRENT, 6, CLAIM_TYPES}, {PICK_ANY CLAIM_LEGACY, 4, CLAIM_TYPES}};
-versioned_plan s_claim_types = {{PICK_TYPES CLAIM_CURRENT, 6, CLAIM_TYPES}, {PICK_TYPES CLAIM_LEGACY, 5, CLAIM_TYPES}};
-versioned_plan s_fifo_claim = {{PICK_FIFO CLAIM_CURRENT, 6, CLAIM_TYPES}, {PICK_FIFO CLAIM_LEGACY, 5, CLAIM_TYPES}};
+versioned_plan s_claim_any = {{PICK_ANY CLAIM_CURRENT, 7, CLAIM_TYPES}, {PICK_ANY CLAIM_LEGACY, 4, CLAIM_TYPES}};
+versioned_plan s_claim_types = {{PICK_TYPES CLAIM_CURRENT, 7, CLAIM_TYPES}, {PICK_TYPES CLAIM_LEGACY, 5, CLAIM_TYPES}};
+versioned_plan s_fifo_claim = {{PICK_FIFO CLAIM_CURRENT, 7, CLAIM_TYPES}, {PICK_FIFO CLAIM_LEGACY, 5, CLAIM_TYPES}};
 
 // In-transaction claims: the row as this transaction runs it (attempt number, worker, start), which is
 // also what its history row will say; other sessions keep seeing the job pending, and locked, until the
@@ -78,7 +106,7 @@ versioned_plan s_fifo_claim = {{PICK_FIFO CLAIM_CURRENT, 6, CLAIM_TYPES}, {PICK_
     " j.run_at, j.unique_key, j.progress, j.current_stage, j.events_count, $3, now(), NULL::timestamptz," \
     " NULL::timestamptz, j.created_at, now(), NULL::timestamptz, NULL::timestamptz, NULL::timestamptz,"  \
     " j.attempts + 1, j.max_attempts, j.last_error" role_columns
-#define LOCKED_CURRENT LOCKED_JOB_ROW(", j.enqueued_by, $6")
+#define LOCKED_CURRENT LOCKED_JOB_ROW(", j.enqueued_by, $6, j.group_key, j.depends_on, j.timeout, NULL::timestamptz")
 #define LOCKED_LEGACY LOCKED_JOB_ROW("")
 #define LOCK_ANY                                                                                       \
     " FROM pgjq.live_jobs j"                                                                           \
@@ -131,22 +159,36 @@ struct queue_settings {
     bool paused;
     bool fifo;
     Datum lease;
+    int32 max_running;  // 0: no cap
+    int32 rate_limit;   // 0: no limit
+    int64 rate_interval_usecs;
+    bool has_job_timeout;
+    Datum job_timeout;
 };
 
-queue_settings read_queue(Datum queue_value, const char* queue_name)
+queue_settings read_queue(Datum queue_value, const char* queue_name, bool legacy)
 {
-    if (run_plan(saved_plan(&s_queue, k_queue), &queue_value, nullptr) == 0)
+    if (run_plan(saved_plan(&s_queue, legacy), &queue_value, nullptr) == 0)
         raise_unknown_queue(queue_name);
-    bool isnull;
+    bool isnull, no_timeout;
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
-    return {DatumGetBool(SPI_getbinval(row, desc, 1, &isnull)), DatumGetBool(SPI_getbinval(row, desc, 2, &isnull)),
-            SPI_getbinval(row, desc, 3, &isnull)};
+    queue_settings q;
+    q.paused = DatumGetBool(SPI_getbinval(row, desc, 1, &isnull));
+    q.fifo = DatumGetBool(SPI_getbinval(row, desc, 2, &isnull));
+    q.lease = SPI_getbinval(row, desc, 3, &isnull);
+    q.max_running = DatumGetInt32(SPI_getbinval(row, desc, 4, &isnull));
+    q.rate_limit = DatumGetInt32(SPI_getbinval(row, desc, 5, &isnull));
+    Datum interval = SPI_getbinval(row, desc, 6, &isnull);
+    q.rate_interval_usecs = isnull ? 0 : interval_usecs(DatumGetIntervalP(interval));
+    q.job_timeout = SPI_getbinval(row, desc, 7, &no_timeout);
+    q.has_job_timeout = !no_timeout;
+    return q;
 }
 
 // Takes the FIFO queue's lock (until the transaction ends) and tells whether one of its jobs is claimed
 // or running under a lease, in which case nothing may be claimed.
-bool fifo_queue_busy(Datum queue_value, const char* queue_name)
+bool fifo_queue_busy(Datum queue_value, const char* queue_name, bool legacy)
 {
     // The busy test below must see claims committed while we waited for the queue's lock, which
     // only a fresh snapshot per statement (READ COMMITTED) gives.
@@ -154,10 +196,47 @@ bool fifo_queue_busy(Datum queue_value, const char* queue_name)
         ereport(ERROR,
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                  errmsg("claiming from fifo queue \"%s\" requires READ COMMITTED isolation", queue_name)));
-    run_plan(saved_plan(&s_fifo_lock, k_fifo_lock), &queue_value, nullptr);
-    run_plan(saved_plan(&s_fifo_busy, k_fifo_busy), &queue_value, nullptr);
+    run_plan(saved_plan(&s_lock_queue, k_lock_queue), &queue_value, nullptr);
+    run_plan(saved_plan(&s_fifo_busy, legacy), &queue_value, nullptr);
     bool isnull, found;
     return DatumGetBool(first_value(&isnull, &found));
+}
+
+// How many jobs a capped queue may still hand out, after taking its lock (until the transaction ends) so
+// that concurrent claimers count each other's claims.
+int64 room_under_cap(Datum queue_value, const char* queue_name, int32 max_running, bool legacy)
+{
+    if (IsolationUsesXactSnapshot())
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("claiming from capped queue \"%s\" requires READ COMMITTED isolation", queue_name)));
+    run_plan(saved_plan(&s_lock_queue, k_lock_queue), &queue_value, nullptr);
+    Datum values[2] = {queue_value, PointerGetDatum(ids_claimed_here())};
+    run_plan(saved_plan(&s_in_flight, legacy), values, nullptr);
+    bool isnull, found;
+    return max_running - DatumGetInt64(first_value(&isnull, &found));
+}
+
+// The tokens a rate-limited queue's bucket holds now (it refills continuously, rate_limit per
+// rate_interval, up to rate_limit), with the bucket locked until the transaction ends.
+double tokens_available(Datum queue_value, const queue_settings& queue)
+{
+    Datum values[2] = {queue_value, Float8GetDatum(queue.rate_limit)};
+    run_plan(saved_plan(&s_take_tokens, k_take_tokens), values, nullptr);
+    bool isnull;
+    HeapTuple row = SPI_tuptable->vals[0];
+    double tokens = DatumGetFloat8(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
+    TimestampTz refilled_at = DatumGetTimestampTz(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull));
+    double elapsed = static_cast<double>(GetCurrentTransactionStartTimestamp() - refilled_at);
+    if (elapsed > 0 && queue.rate_interval_usecs > 0)
+        tokens += elapsed * queue.rate_limit / static_cast<double>(queue.rate_interval_usecs);
+    return tokens < queue.rate_limit ? tokens : queue.rate_limit;
+}
+
+void spend_tokens(Datum queue_value, double left)
+{
+    Datum values[2] = {queue_value, Float8GetDatum(left)};
+    run_plan(saved_plan(&s_spend_tokens, k_spend_tokens), values, nullptr);
 }
 
 // Copies the first `rows` rows of the last SPI result into the call's result set (their leading columns:
@@ -166,14 +245,29 @@ void return_rows(FunctionCallInfo fcinfo, uint64 rows)
 {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     TupleDesc spi_desc = SPI_tuptable->tupdesc;
-    Datum row_values[32];
-    bool row_nulls[32];
-    if (spi_desc->natts < rsinfo->setDesc->natts || spi_desc->natts > 32)
+    Datum row_values[40];
+    bool row_nulls[40];
+    if (spi_desc->natts < rsinfo->setDesc->natts || spi_desc->natts > 40)
         elog(ERROR, "pgjq: claim returned %d columns, pgjq.jobs has %d", spi_desc->natts, rsinfo->setDesc->natts);
     for (uint64 i = 0; i < rows; i++) {
         heap_deform_tuple(SPI_tuptable->vals[i], spi_desc, row_values, row_nulls);
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row_values, row_nulls);
     }
+}
+
+// The earliest lease_expires_at among the `rows` rows a claim just returned (a job's timeout may end its
+// lease before the queue's lease does).
+TimestampTz first_lease_end(uint64 rows)
+{
+    const int lease_column = 16;  // pgjq.jobs.lease_expires_at
+    TimestampTz first = DT_NOEND;
+    for (uint64 i = 0; i < rows; i++) {
+        bool isnull;
+        Datum value = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, lease_column, &isnull);
+        if (!isnull && DatumGetTimestampTz(value) < first)
+            first = DatumGetTimestampTz(value);
+    }
+    return first;
 }
 
 // Claims into the call's result set: under a lease, or (in_transaction) held by this transaction's row
@@ -182,22 +276,39 @@ void claim_into(FunctionCallInfo fcinfo, const api_call& call, const char* worke
                 int32 batch_size, const char* queue_name, bool in_transaction)
 {
     Datum queue_value = CStringGetTextDatum(queue_name);
-    queue_settings queue = read_queue(queue_value, queue_name);
+    queue_settings queue = read_queue(queue_value, queue_name, call.legacy);
     if (queue.paused)
+        return;
+    // In a transaction the FIFO queue's lock is held until it ends, so other claimers of the queue wait
+    // for its outcome instead of taking the next job.
+    if (queue.fifo && fifo_queue_busy(queue_value, queue_name, call.legacy))
+        return;
+    int64 batch = batch_size;
+    if (!queue.fifo && queue.max_running > 0) {
+        int64 room = room_under_cap(queue_value, queue_name, queue.max_running, call.legacy);
+        if (room < batch)
+            batch = room;
+    }
+    double tokens = 0;
+    if (queue.rate_limit > 0) {
+        tokens = tokens_available(queue_value, queue);
+        int64 whole = static_cast<int64>(tokens);  // tokens >= 0 once refilled: this is floor()
+        if (whole < batch)
+            batch = whole;
+    }
+    if (batch <= 0)
         return;
 
     // $4: the lease, or the jobs this transaction already holds
-    Datum values[6] = {queue_value,
-                       Int32GetDatum(batch_size),
+    Datum values[7] = {queue_value,
+                       Int32GetDatum(static_cast<int32>(batch)),
                        CStringGetTextDatum(worker_id),
                        in_transaction ? PointerGetDatum(ids_claimed_here()) : queue.lease,
                        job_types ? PointerGetDatum(job_types) : (Datum) 0,
-                       ObjectIdGetDatum(call.caller)};
-    char nulls[6] = {' ', ' ', ' ', ' ', job_types ? ' ' : 'n', ' '};
-    // In a transaction the FIFO queue's lock is held until it ends, so other claimers of the queue wait
-    // for its outcome instead of taking the next job.
-    if (queue.fifo && fifo_queue_busy(queue_value, queue_name))
-        return;
+                       ObjectIdGetDatum(call.caller),
+                       queue.job_timeout};
+    char nulls[7] = {' ', ' ', ' ', ' ', job_types ? ' ' : 'n', ' ', queue.has_job_timeout ? ' ' : 'n'};
+    uint64 n;
     if (!in_transaction) {
         SPIPlanPtr claim;
         if (queue.fifo) {
@@ -206,36 +317,33 @@ void claim_into(FunctionCallInfo fcinfo, const api_call& call, const char* worke
         } else {
             claim = saved_plan(job_types ? &s_claim_types : &s_claim_any, call.legacy);
         }
-        uint64 claimed = run_plan(claim, values, nulls);
-        // The lease ends at now() + lease: the maintenance worker must look then, not at its next pass.
-        if (claimed > 0)
-            wake_maintenance_at_commit(
-                DatumGetTimestampTz(DirectFunctionCall2(
-                    timestamptz_pl_interval, TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), queue.lease)),
-                deadline_kind::lease_ends);
-        return_rows(fcinfo, claimed);
-        return;
-    }
-
-    uint64 n;
-    bool isnull;
-    if (queue.fifo) {
-        n = run_plan(saved_plan(&s_fifo_lock_oldest, call.legacy), values, nulls);
-        if (n == 1) {
-            HeapTuple oldest = SPI_tuptable->vals[0];
-            TupleDesc desc = SPI_tuptable->tupdesc;
-            int64 id = DatumGetInt64(SPI_getbinval(oldest, desc, 1, &isnull));
-            bool wanted = DatumGetBool(SPI_getbinval(oldest, desc, desc->natts, &isnull));
-            if (!wanted || claimed_here(id, worker_id, call.caller) != claim_here_state::not_claimed)
-                n = 0;
-        }
+        n = run_plan(claim, values, nulls);
+        // The maintenance worker must look when the first lease ends, not at its next pass.
+        if (n > 0)
+            wake_maintenance_at_commit(first_lease_end(n), deadline_kind::lease_ends);
     } else {
-        n = run_plan(saved_plan(job_types ? &s_lock_types : &s_lock_any, call.legacy), values, nulls);
+        bool isnull;
+        if (queue.fifo) {
+            n = run_plan(saved_plan(&s_fifo_lock_oldest, call.legacy), values, nulls);
+            if (n == 1) {
+                HeapTuple oldest = SPI_tuptable->vals[0];
+                TupleDesc desc = SPI_tuptable->tupdesc;
+                int64 id = DatumGetInt64(SPI_getbinval(oldest, desc, 1, &isnull));
+                bool wanted = DatumGetBool(SPI_getbinval(oldest, desc, desc->natts, &isnull));
+                if (!wanted || claimed_here(id, worker_id, call.caller) != claim_here_state::not_claimed)
+                    n = 0;
+            }
+        } else {
+            n = run_plan(saved_plan(job_types ? &s_lock_types : &s_lock_any, call.legacy), values, nulls);
+        }
+        for (uint64 i = 0; i < n; i++)
+            remember_claimed_here(
+                DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)), worker_id,
+                call.caller);
     }
-    for (uint64 i = 0; i < n; i++)
-        remember_claimed_here(DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)),
-                              worker_id, call.caller);
     return_rows(fcinfo, n);
+    if (queue.rate_limit > 0)
+        spend_tokens(queue_value, tokens - static_cast<double>(n));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// heartbeat.cpp: heartbeat and progress. Both extend the lease by the queue's lease length; progress
-// also marks the job running. The lease is not indexed, so a heartbeat is usually a HOT update.
+// heartbeat.cpp: heartbeat and progress. Both extend the lease by the queue's lease length, never past the
+// job's execution timeout, after which both are refused (PJ005); progress also marks the job running. The
+// lease is not indexed, so a heartbeat is usually a HOT update.
 #include "core/args.hpp"
 #include "core/boundary.hpp"
 #include "core/job_columns.hpp"
@@ -12,23 +13,28 @@ using namespace pgjq;
 
 // clang-format off
 // Both extend the lease, for the worker id ($2) and role (the last parameter; from 0.2.0) holding the job.
-#define HEARTBEAT                                                                                      \
-    "UPDATE pgjq.live_jobs j SET heartbeat_at = now(), lease_expires_at = now() + q.lease"             \
+#define HEARTBEAT(lease)                                                                               \
+    "UPDATE pgjq.live_jobs j SET heartbeat_at = now(), lease_expires_at = " lease                      \
     "  FROM pgjq.queues q"                                                                             \
     " WHERE j.id = $1 AND j.worker_id = $2 AND j.status <> 'pending' AND q.queue_name = j.queue_name"
-#define PROGRESS                                                                                       \
+#define PROGRESS(lease)                                                                                \
     "UPDATE pgjq.live_jobs j SET status = 'running', progress = $3,"                                   \
     " current_stage = coalesce($4, j.current_stage), events_count = j.events_count + 1,"               \
     " started_at = CASE WHEN j.status = 'claimed' THEN now() ELSE j.started_at END,"                   \
-    " heartbeat_at = now(), lease_expires_at = now() + q.lease"                                        \
+    " heartbeat_at = now(), lease_expires_at = " lease                                                 \
     "  FROM pgjq.queues q"                                                                             \
     " WHERE j.id = $1 AND j.worker_id = $2 AND j.status <> 'pending' AND q.queue_name = j.queue_name"
+// least() skips a NULL timeout_at (no timeout).
+#define LEASE_CURRENT "least(now() + q.lease, j.timeout_at)"
+#define LEASE_LEGACY "now() + q.lease"
 versioned_plan s_heartbeat = {
-    {HEARTBEAT PGJQ_HELD_BY_ROLE("j.", "$3") " RETURNING j.lease_expires_at", 3, {INT8OID, TEXTOID, REGROLEOID}},
-    {HEARTBEAT " RETURNING j.lease_expires_at", 2, {INT8OID, TEXTOID, REGROLEOID}}};
+    {HEARTBEAT(LEASE_CURRENT) PGJQ_HELD_BY_ROLE("j.", "$3") PGJQ_BEFORE_TIMEOUT("j.") " RETURNING j.lease_expires_at",
+     3, {INT8OID, TEXTOID, REGROLEOID}},
+    {HEARTBEAT(LEASE_LEGACY) " RETURNING j.lease_expires_at", 2, {INT8OID, TEXTOID, REGROLEOID}}};
 versioned_plan s_progress = {
-    {PROGRESS PGJQ_HELD_BY_ROLE("j.", "$5"), 5, {INT8OID, TEXTOID, INT4OID, TEXTOID, REGROLEOID}},
-    {PROGRESS, 4, {INT8OID, TEXTOID, INT4OID, TEXTOID, REGROLEOID}}};
+    {PROGRESS(LEASE_CURRENT) PGJQ_HELD_BY_ROLE("j.", "$5") PGJQ_BEFORE_TIMEOUT("j."),
+     5, {INT8OID, TEXTOID, INT4OID, TEXTOID, REGROLEOID}},
+    {PROGRESS(LEASE_LEGACY), 4, {INT8OID, TEXTOID, INT4OID, TEXTOID, REGROLEOID}}};
 // clang-format on
 
 }  // namespace

@@ -3,31 +3,62 @@
 #include "core/boundary.hpp"
 #include "core/depth.hpp"
 #include "core/spi.hpp"
+#include "core/waiting_jobs.hpp"
 
 namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_insert_queue, s_alter_queue, s_set_paused, s_lock_depth, s_has_live, s_delete_live, s_delete_finished,
-    s_delete_queue, s_delete_grants;
+SPIPlanPtr s_insert_queue_legacy, s_insert_queue, s_alter_queue_legacy, s_alter_queue, s_set_paused, s_lock_depth,
+    s_has_live, s_delete_live, s_delete_finished, s_delete_queue, s_delete_grants, s_reset_bucket, s_delete_queue_state;
 
 // clang-format off
-const plan_text k_insert_queue = {
+#define QUEUE_TYPES {TEXTOID, INT8OID, BOOLOID, INT4OID, INTERVALOID, INT4OID, INT4OID, INT4OID, INTERVALOID, INTERVALOID}
+const plan_text k_insert_queue_legacy = {
     "INSERT INTO pgjq.queues (queue_name, max_pending, fifo, max_attempts, lease)"
     " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (queue_name) DO NOTHING RETURNING 1",
-    5, {TEXTOID, INT8OID, BOOLOID, INT4OID, INTERVALOID}};
+    5, QUEUE_TYPES};
+const plan_text k_insert_queue = {
+    "INSERT INTO pgjq.queues (queue_name, max_pending, fifo, max_attempts, lease, group_concurrency, max_running,"
+    "   rate_limit, rate_interval, job_timeout)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (queue_name) DO NOTHING RETURNING 1",
+    10, QUEUE_TYPES};
+// From 0.2.0: $11 group_concurrency, $12 max_running, $13 rate_limit (0: none), $14 rate_interval,
+// $15 job_timeout ('0': none).
+#define ALTER_QUEUE(added)                                                                             \
+    "UPDATE pgjq.queues SET"                                                                           \
+    " max_pending  = CASE WHEN $9 THEN NULL ELSE coalesce($2, max_pending) END,"                       \
+    " fifo         = coalesce($3, fifo),"                                                              \
+    " max_attempts = coalesce($4, max_attempts),"                                                      \
+    " lease        = coalesce($5, lease),"                                                             \
+    " retry_base   = coalesce($6, retry_base),"                                                        \
+    " retry_cap    = coalesce($7, retry_cap),"                                                         \
+    " retention    = coalesce($8, retention),"                                                         \
+    " keep_completed = coalesce($10, keep_completed)" added                                            \
+    " WHERE queue_name = $1 RETURNING retry_base::text, retry_cap::text, retry_cap >= retry_base"
+#define ALTER_TYPES                                                                                    \
+    {TEXTOID, INT8OID, BOOLOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID, INTERVALOID, BOOLOID, BOOLOID, \
+     INT4OID, INT4OID}
+const plan_text k_alter_queue_legacy = {ALTER_QUEUE(""), 10, ALTER_TYPES};
+// The 15 parameters do not fit one plan_text's types: the last three are set by a second statement.
 const plan_text k_alter_queue = {
+    ALTER_QUEUE(","
+                " group_concurrency = coalesce($11, group_concurrency),"
+                " max_running = CASE WHEN $12 = 0 THEN NULL ELSE coalesce($12, max_running) END"),
+    12, ALTER_TYPES};
+const plan_text k_alter_rate_and_timeout = {
     "UPDATE pgjq.queues SET"
-    " max_pending  = CASE WHEN $9 THEN NULL ELSE coalesce($2, max_pending) END,"
-    " fifo         = coalesce($3, fifo),"
-    " max_attempts = coalesce($4, max_attempts),"
-    " lease        = coalesce($5, lease),"
-    " retry_base   = coalesce($6, retry_base),"
-    " retry_cap    = coalesce($7, retry_cap),"
-    " retention    = coalesce($8, retention),"
-    " keep_completed = coalesce($10, keep_completed)"
-    " WHERE queue_name = $1 RETURNING retry_base::text, retry_cap::text, retry_cap >= retry_base",
-    10, {TEXTOID, INT8OID, BOOLOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID, INTERVALOID, BOOLOID, BOOLOID}};
+    " rate_limit = CASE WHEN $2 = 0 THEN NULL ELSE coalesce($2, rate_limit) END,"
+    " rate_interval = coalesce($3, rate_interval),"
+    " job_timeout = CASE WHEN $4 = interval '0' THEN NULL ELSE coalesce($4, job_timeout) END"
+    " WHERE queue_name = $1",
+    4, {TEXTOID, INT4OID, INTERVALOID, INTERVALOID}};
+SPIPlanPtr s_alter_rate_and_timeout;
+// A new rate limit starts with a full bucket (created at the next claim).
+const plan_text k_reset_bucket = {"DELETE FROM pgjq.rate_limits WHERE queue_name = $1", 1, {TEXTOID}};
+const plan_text k_delete_queue_state = {
+    "WITH b AS (DELETE FROM pgjq.rate_limits WHERE queue_name = $1)"
+    " DELETE FROM pgjq.unique_windows WHERE queue_name = $1", 1, {TEXTOID}};
 const plan_text k_set_paused = {
     "UPDATE pgjq.queues SET paused = $2 WHERE queue_name = $1", 2, {TEXTOID, BOOLOID}};
 // Deleting the depth rows first waits for every transaction that is enqueuing into or finishing jobs
@@ -41,6 +72,15 @@ const plan_text k_delete_queue = {"DELETE FROM pgjq.queues WHERE queue_name = $1
 // From 0.2.0: the queue's capabilities go with it.
 const plan_text k_delete_grants = {"DELETE FROM pgjq.grants WHERE queue_name = $1", 1, {TEXTOID}};
 // clang-format on
+
+// A queue's caps, limits and timeout as create_queue takes them (0 and nullptr: none).
+struct queue_limits {
+    int32 group_concurrency;
+    int32 max_running;
+    int32 rate_limit;
+    Interval* rate_interval;
+    Interval* job_timeout;
+};
 
 Datum set_paused(FunctionCallInfo fcinfo, const api_call& call, bool paused)
 {
@@ -69,12 +109,49 @@ PGJQ_API_FUNCTION(create_queue)
     check_max_attempts(PG_GETARG_INT32(3));
     require_arg(fcinfo, 4, "lease");
     Interval* lease = optional_interval_arg(fcinfo, 4, "lease", k_lease_bounds);
+    // From 0.2.0 (a database at 0.1.0 declares the function without them).
+    queue_limits limits = {1, 0, 0, nullptr, nullptr};
+    if (PG_NARGS() > 5) {
+        require_arg(fcinfo, 5, "group_concurrency");
+        limits.group_concurrency = PG_GETARG_INT32(5);
+        check_int_range(limits.group_concurrency, "group_concurrency", 1, k_max_group_concurrency);
+        if (!PG_ARGISNULL(6)) {
+            limits.max_running = PG_GETARG_INT32(6);
+            check_int_range(limits.max_running, "max_running", 1, k_max_running);
+        }
+        if (!PG_ARGISNULL(7)) {
+            limits.rate_limit = PG_GETARG_INT32(7);
+            check_int_range(limits.rate_limit, "rate_limit", 1, k_max_rate_limit);
+        }
+        require_arg(fcinfo, 8, "rate_interval");
+        limits.rate_interval = optional_interval_arg(fcinfo, 8, "rate_interval", k_rate_interval_bounds);
+        limits.job_timeout = optional_interval_arg(fcinfo, 9, "job_timeout", k_timeout_bounds);
+    }
 
     SPI_connect();
-    Datum values[5] = {CStringGetTextDatum(queue_name), unbounded ? (Datum) 0 : PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
-                       PG_GETARG_DATUM(3), IntervalPGetDatum(lease)};
-    char nulls[5] = {' ', unbounded ? 'n' : ' ', ' ', ' ', ' '};
-    if (run_plan(saved_plan(&s_insert_queue, k_insert_queue), values, nulls) == 0)
+    Datum values[10] = {CStringGetTextDatum(queue_name),
+                        unbounded ? (Datum) 0 : PG_GETARG_DATUM(1),
+                        PG_GETARG_DATUM(2),
+                        PG_GETARG_DATUM(3),
+                        IntervalPGetDatum(lease),
+                        Int32GetDatum(limits.group_concurrency),
+                        Int32GetDatum(limits.max_running),
+                        Int32GetDatum(limits.rate_limit),
+                        PointerGetDatum(limits.rate_interval),
+                        PointerGetDatum(limits.job_timeout)};
+    char nulls[10] = {' ',
+                      unbounded ? 'n' : ' ',
+                      ' ',
+                      ' ',
+                      ' ',
+                      ' ',
+                      limits.max_running ? ' ' : 'n',
+                      limits.rate_limit ? ' ' : 'n',
+                      limits.rate_interval ? ' ' : 'n',
+                      limits.job_timeout ? ' ' : 'n'};
+    SPIPlanPtr insert = call.legacy ? saved_plan(&s_insert_queue_legacy, k_insert_queue_legacy)
+                                    : saved_plan(&s_insert_queue, k_insert_queue);
+    if (run_plan(insert, values, nulls) == 0)
         ereport(ERROR,
                 (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("queue \"%s\" already exists", queue_name),
                  errhint("Use pgjq.alter_queue to change its settings.")));
@@ -103,16 +180,32 @@ PGJQ_API_FUNCTION(alter_queue)
                 (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                  errmsg("max_pending and clear_max_pending cannot both be given")));
 
-    Datum values[10];
-    char nulls[10];
-    for (int i = 0; i < 10; i++) {
+    // From 0.2.0 (a database at 0.1.0 declares the function without them): 0 or '0' removes a cap, limit
+    // or timeout.
+    int nargs = PG_NARGS() > 10 ? 15 : 10;
+    if (nargs > 10) {
+        if (!PG_ARGISNULL(10))
+            check_int_range(PG_GETARG_INT32(10), "group_concurrency", 1, k_max_group_concurrency);
+        if (!PG_ARGISNULL(11))
+            check_int_range(PG_GETARG_INT32(11), "max_running", 0, k_max_running);
+        if (!PG_ARGISNULL(12))
+            check_int_range(PG_GETARG_INT32(12), "rate_limit", 0, k_max_rate_limit);
+        optional_interval_arg(fcinfo, 13, "rate_interval", k_rate_interval_bounds);
+        if (!PG_ARGISNULL(14) && interval_usecs(PG_GETARG_INTERVAL_P(14)) != 0)
+            optional_interval_arg(fcinfo, 14, "job_timeout", k_timeout_bounds);
+    }
+    Datum values[15];
+    char nulls[15];
+    for (int i = 0; i < nargs; i++) {
         values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
         nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
     }
     values[0] = CStringGetTextDatum(queue_name);
 
     SPI_connect();
-    if (run_plan(saved_plan(&s_alter_queue, k_alter_queue), values, nulls) == 0)
+    SPIPlanPtr alter = nargs > 10 ? saved_plan(&s_alter_queue, k_alter_queue)
+                                  : saved_plan(&s_alter_queue_legacy, k_alter_queue_legacy);
+    if (run_plan(alter, values, nulls) == 0)
         raise_unknown_queue(queue_name);
     bool isnull;
     if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)))
@@ -122,6 +215,16 @@ PGJQ_API_FUNCTION(alter_queue)
                         SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2),
                         SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
                  errdetail("The retry backoff grows from retry_base up to retry_cap.")));
+    if (nargs > 10) {
+        Datum rest[4] = {values[0], values[12], values[13], values[14]};
+        char rest_nulls[4] = {' ', nulls[12], nulls[13], nulls[14]};
+        run_plan(saved_plan(&s_alter_rate_and_timeout, k_alter_rate_and_timeout), rest, rest_nulls);
+        if (!PG_ARGISNULL(12) || !PG_ARGISNULL(13))
+            run_plan(saved_plan(&s_reset_bucket, k_reset_bucket), values, nullptr);
+        // More room in every group: what waits for it starts when this transaction commits.
+        if (!PG_ARGISNULL(10))
+            note_groups_with_room(queue_name);
+    }
     SPI_finish();
     PG_RETURN_VOID();
 }
@@ -153,8 +256,10 @@ PGJQ_API_FUNCTION(drop_queue)
     }
     run_plan(saved_plan(&s_delete_finished, k_delete_finished), values, nullptr);
     run_plan(saved_plan(&s_delete_queue, k_delete_queue), values, nullptr);
-    if (!call.legacy)
+    if (!call.legacy) {
         run_plan(saved_plan(&s_delete_grants, k_delete_grants), values, nullptr);
+        run_plan(saved_plan(&s_delete_queue_state, k_delete_queue_state), values, nullptr);
+    }
     SPI_finish();
     PG_RETURN_VOID();
 }

@@ -7,6 +7,7 @@
 #include "core/refusals.hpp"
 #include "core/spi.hpp"
 #include "core/sqlstate.hpp"
+#include "core/waiting_jobs.hpp"
 #include "maintenance/notification_relay.hpp"
 
 namespace {
@@ -21,15 +22,22 @@ const plan_text k_key_holder = {
     "SELECT f.unique_key, l.id, l.status::text FROM pgjq.finished_jobs f"
     "  JOIN pgjq.live_jobs l ON l.queue_name = f.queue_name AND l.unique_key = f.unique_key WHERE f.id = $1",
     1, {INT8OID}};
-#define REVIVE(role_columns)                                                                           \
+// A job of a group comes back waiting for its turn in it (the commit starts it when it may).
+#define REVIVE(added_columns, added_values, group_key)                                                 \
     "WITH revived AS ("                                                                                \
     "  DELETE FROM pgjq.finished_jobs WHERE id = $1 AND status IN ('failed', 'cancelled') RETURNING *)" \
     " INSERT INTO pgjq.live_jobs (id, queue_name, job_type, priority, payload, run_at, unique_key,"     \
-    "   created_at, max_attempts, last_error" role_columns ")"                                         \
+    "   created_at, max_attempts, last_error" added_columns ")"                                        \
     " SELECT id, queue_name, job_type, priority, payload, now(), unique_key, created_at, max_attempts, last_error" \
-    role_columns "   FROM revived"                                                                    \
-    " ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING queue_name"
-versioned_plan s_revive = {{REVIVE(", enqueued_by, claimed_by"), 1, {INT8OID}}, {REVIVE(""), 1, {INT8OID}}};
+    added_values "   FROM revived"                                                                    \
+    " ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING queue_name, " group_key
+versioned_plan s_revive = {
+    {REVIVE(", enqueued_by, claimed_by, group_key, depends_on, timeout, status",
+            ", enqueued_by, claimed_by, group_key, depends_on, timeout,"
+            " CASE WHEN group_key IS NULL THEN 'pending' ELSE 'waiting' END::pgjq.job_status",
+            "group_key"),
+     1, {INT8OID}},
+    {REVIVE("", "", "NULL::text"), 1, {INT8OID}}};
 // clang-format on
 
 }  // namespace
@@ -68,9 +76,13 @@ PGJQ_API_FUNCTION(retry)
                 (errcode(PGJQ_ERRCODE_UNIQUE_KEY_HELD),
                  errmsg("job %lld cannot be retried: another job took its unique_key meanwhile", (long long) job_id),
                  errhint("Retry once that job has finished, or cancel it.")));
-    bool isnull;
+    bool isnull, no_group;
     Datum queue_name = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-    announce_new_jobs(TextDatumGetCString(queue_name));  // runnable now
+    Datum group_key = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &no_group);
+    if (no_group)
+        announce_new_jobs(TextDatumGetCString(queue_name));  // runnable now
+    else
+        note_group_changed(TextDatumGetCString(queue_name), TextDatumGetCString(group_key));
     adjust_depth(queue_name, 1);
     SPI_finish();
     PG_RETURN_VOID();

@@ -29,8 +29,10 @@ struct installation {
 };
 const installation& current_installation();
 
-// The version from which capabilities are rows of pgjq.grants and jobs record their roles.
-constexpr int k_version_capabilities = 200;  // 0.2.0
+// 0.2.0: capabilities are rows of pgjq.grants, jobs record their roles, and jobs may wait (group keys,
+// dependencies), time out and be capped or rate-limited per queue. A database at an older version gets the
+// 0.1.0 statements (api_call::legacy, versioned_plan).
+constexpr int k_version_0_2 = 200;
 
 // _PG_init: forget what current_installation() read when the relcache is invalidated.
 void register_catalog_callback();

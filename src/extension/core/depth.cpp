@@ -4,14 +4,10 @@
 #include "core/depth.hpp"
 
 #include "core/catalog.hpp"
+#include "core/commit_work.hpp"
 #include "core/limits.hpp"
 #include "core/settings.hpp"
 #include "core/spi.hpp"
-
-extern "C" {
-#include "utils/guc.h"
-#include "utils/snapmgr.h"
-}
 
 namespace {
 
@@ -146,8 +142,7 @@ int compare_entries(const void* a, const void* b)
 }
 
 // Writes what the ledger holds, one UPDATE per counter row, in key order (so that two committing
-// transactions take the rows' locks in the same order), as the extension's owner with the search_path the
-// SQL functions pin.
+// transactions take the rows' locks in the same order).
 void write_ledger()
 {
     if (s_count == 0)
@@ -164,47 +159,15 @@ void write_ledger()
     }
     qsort(due, ndue, sizeof(depth_entry*), compare_entries);
 
-    Oid saved_user;
-    int saved_context;
-    GetUserIdAndSecContext(&saved_user, &saved_context);
-    SetUserIdAndSecContext(current_installation().owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-    int guc_level = NewGUCNestLevel();
-    (void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-                             false);
-    // The statements of the transaction have ended: SPI needs a snapshot of its own here.
-    PushActiveSnapshot(GetTransactionSnapshot());
-    if (SPI_connect() != SPI_OK_CONNECT)
-        elog(ERROR, "pgjq: SPI_connect failed");
+    commit_work work = begin_commit_work();
     for (int i = 0; i < ndue; i++) {
         Datum values[3] = {CStringGetTextDatum(due[i]->queue_name), Int16GetDatum(due[i]->slot),
                            Int64GetDatum(unwritten(due[i]))};
         run_plan(saved_plan(&s_write, k_write), values, nullptr);
         due[i]->nframes = 0;
     }
-    SPI_finish();
-    PopActiveSnapshot();
-    AtEOXact_GUC(true, guc_level);
-    SetUserIdAndSecContext(saved_user, saved_context);
+    end_commit_work(work);
     pfree(due);
-}
-
-void follow_transaction(XactEvent event, void*)
-{
-    switch (event) {
-    case XACT_EVENT_PRE_COMMIT:
-    case XACT_EVENT_PRE_PREPARE:
-        write_ledger();
-        break;
-    case XACT_EVENT_COMMIT:
-    case XACT_EVENT_PARALLEL_COMMIT:
-    case XACT_EVENT_ABORT:
-    case XACT_EVENT_PARALLEL_ABORT:
-    case XACT_EVENT_PREPARE:
-        s_count = 0;
-        break;
-    default:
-        break;
-    }
 }
 
 // A subtransaction's frame becomes its parent's when it commits and goes when it rolls back, and so does
@@ -326,9 +289,18 @@ void forget_depth(const char* queue_name)
     }
 }
 
+void write_depth_ledger()
+{
+    write_ledger();
+}
+
+void forget_depth_ledger()
+{
+    s_count = 0;
+}
+
 void register_depth_callbacks()
 {
-    RegisterXactCallback(follow_transaction, nullptr);
     RegisterSubXactCallback(follow_subtransaction, nullptr);
 }
 

@@ -43,7 +43,12 @@ void create_depth_rows(Datum queue_name);
 // (unless the drop rolls back with its subtransaction).
 void forget_depth(const char* queue_name);
 
-// _PG_init: write the ledger at commit and keep it in step with subtransactions.
+// At commit (core/transaction_end.cpp): writes what the ledger holds; at the end of the transaction,
+// whatever its outcome, empties it.
+void write_depth_ledger();
+void forget_depth_ledger();
+
+// _PG_init: keep the ledger in step with subtransactions.
 void register_depth_callbacks();
 
 }  // namespace pgjq

@@ -19,3 +19,15 @@
     " AND (" alias "claimed_by IS NULL OR " alias "claimed_by = " param                                \
     " OR pg_catalog.pg_has_role(" param "::oid, " alias "claimed_by::oid, 'USAGE'))"
 // clang-format on
+
+// The columns pgjq.jobs gained after 0.1.0, from a pgjq.live_jobs row (alias `alias`, with its dot).
+// clang-format off
+#define PGJQ_LIVE_JOB_ADDED_COLUMNS(alias)                                                             \
+    ", " alias "enqueued_by, " alias "claimed_by, " alias "group_key, " alias "depends_on, "            \
+    alias "timeout, " alias "timeout_at"
+
+// The condition that the job (alias `alias`, with its dot) has not run past its execution timeout. From
+// 0.2.0 only.
+#define PGJQ_BEFORE_TIMEOUT(alias)                                                                     \
+    " AND (" alias "timeout_at IS NULL OR " alias "timeout_at > now())"
+// clang-format on

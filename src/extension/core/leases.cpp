@@ -1,46 +1,67 @@
 // leases.cpp: lease recovery (see leases.hpp).
 #include "core/leases.hpp"
 
+#include "core/catalog.hpp"
 #include "core/lifecycle.hpp"
 #include "core/spi.hpp"
 
 namespace pgjq {
 
-static SPIPlanPtr s_requeue_expired, s_spent_expired, s_next_expiry;
-
 // clang-format off
-static const plan_text k_requeue_expired = {
-    "WITH expired AS MATERIALIZED ("
-    "  SELECT id FROM pgjq.live_jobs"
-    "   WHERE status <> 'pending' AND lease_expires_at < now() AND attempts < max_attempts"
-    "   FOR UPDATE SKIP LOCKED)"
-    " UPDATE pgjq.live_jobs j SET status = 'pending', run_at = now(), worker_id = NULL, lease_expires_at = NULL,"
-    "   last_error = pg_catalog.format('lease expired: worker %s stopped reporting', j.worker_id)"
-    "  WHERE j.id = ANY (ARRAY(SELECT id FROM expired))",
-    0, {}};
-static const plan_text k_spent_expired = {
-    "SELECT coalesce(array_agg(id), '{}') FROM ("
-    "  SELECT id FROM pgjq.live_jobs"
-    "   WHERE status <> 'pending' AND lease_expires_at < now() AND attempts >= max_attempts"
-    "   FOR UPDATE SKIP LOCKED) AS spent",
-    0, {}};
+// In flight: claimed or running; 0.1.0 knew no waiting jobs and indexed status <> 'pending'. A lease that
+// ended at the job's execution timeout (heartbeats cannot extend it further) means the job timed out.
+#define EXPIRED(in_flight, attempts_condition, columns)                                               \
+    "SELECT id" columns " FROM pgjq.live_jobs"                                                         \
+    " WHERE " in_flight " AND lease_expires_at < now() AND attempts " attempts_condition               \
+    " FOR UPDATE SKIP LOCKED"
+#define REQUEUE_EXPIRED(in_flight, reset, reason)                                                      \
+    "WITH expired AS MATERIALIZED (" EXPIRED(in_flight, "< max_attempts", "") ")"                       \
+    " UPDATE pgjq.live_jobs j SET status = 'pending', run_at = now(), worker_id = NULL,"               \
+    "   lease_expires_at = NULL" reset ", last_error = " reason                                        \
+    "  WHERE j.id = ANY (ARRAY(SELECT id FROM expired))"
+#define TIMED_OUT "j.timeout_at IS NOT NULL AND j.timeout_at <= j.lease_expires_at"
+static versioned_plan s_requeue_expired = {
+    {REQUEUE_EXPIRED("status > 'pending'", ", timeout_at = NULL",
+                     "CASE WHEN " TIMED_OUT " THEN pg_catalog.format('timed out: worker %s ran past the job''s"
+                     " execution timeout of %s', j.worker_id, coalesce(j.timeout, (SELECT q.job_timeout"
+                     " FROM pgjq.queues q WHERE q.queue_name = j.queue_name)))"
+                     " ELSE pg_catalog.format('lease expired: worker %s stopped reporting', j.worker_id) END"), 0, {}},
+    {REQUEUE_EXPIRED("status <> 'pending'", "",
+                     "pg_catalog.format('lease expired: worker %s stopped reporting', j.worker_id)"), 0, {}}};
+// The expired jobs on their last attempt: those whose lease lapsed, and those that timed out.
+static versioned_plan s_spent_expired = {
+    {"SELECT coalesce(array_agg(id) FILTER (WHERE NOT timed_out), '{}'),"
+     "       coalesce(array_agg(id) FILTER (WHERE timed_out), '{}')"
+     "  FROM (" EXPIRED("status > 'pending'", ">= max_attempts",
+                        ", coalesce(timeout_at <= lease_expires_at, false) AS timed_out") ") AS spent", 0, {}},
+    {"SELECT coalesce(array_agg(id), '{}'), '{}'::bigint[]"
+     "  FROM (" EXPIRED("status <> 'pending'", ">= max_attempts", "") ") AS spent", 0, {}}};
 // Only future expiries: an expired lease that recovery skipped (its row is locked by a worker that is
 // finishing the job) must not make the worker spin; it is looked at again after pgjq.naptime, which the
 // second column tells the maintenance worker (it must not leave the database meanwhile).
-static const plan_text k_next_expiry = {
-    "SELECT min(lease_expires_at) FILTER (WHERE lease_expires_at > now()),"
-    "       coalesce(bool_or(lease_expires_at <= now()), false)"
-    "  FROM pgjq.live_jobs WHERE status <> 'pending'",
-    0, {}};
+#define NEXT_EXPIRY(in_flight)                                                                         \
+    "SELECT min(lease_expires_at) FILTER (WHERE lease_expires_at > now()),"                            \
+    "       coalesce(bool_or(lease_expires_at <= now()), false)"                                       \
+    "  FROM pgjq.live_jobs WHERE " in_flight
+static versioned_plan s_next_expiry = {{NEXT_EXPIRY("status > 'pending'"), 0, {}},
+                                       {NEXT_EXPIRY("status <> 'pending'"), 0, {}}};
 // clang-format on
+
+static bool legacy_database()
+{
+    return current_installation().version < k_version_0_2;
+}
 
 int64 recover_expired_leases()
 {
-    uint64 requeued = run_plan(saved_plan(&s_requeue_expired, k_requeue_expired), nullptr, nullptr);
-    run_plan(saved_plan(&s_spent_expired, k_spent_expired), nullptr, nullptr);
-    bool isnull, found;
-    Datum spent = first_value(&isnull, &found);
-    archive_request r = {spent,
+    bool legacy = legacy_database();
+    uint64 requeued = run_plan(saved_plan(&s_requeue_expired, legacy), nullptr, nullptr);
+    run_plan(saved_plan(&s_spent_expired, legacy), nullptr, nullptr);
+    bool isnull;
+    HeapTuple row = SPI_tuptable->vals[0];
+    Datum lapsed = SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull);
+    Datum timed_out = SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull);
+    archive_request r = {lapsed,
                          "failed",
                          nullptr,
                          nullptr,
@@ -48,12 +69,15 @@ int64 recover_expired_leases()
                          nullptr,
                          "lease expired on the last attempt: the worker stopped reporting"};
     uint64 failed = archive_jobs(r);
+    r.ids = timed_out;
+    r.last_error = "timed out on the last attempt: the job ran past its execution timeout";
+    failed += archive_jobs(r);
     return static_cast<int64>(requeued + failed);
 }
 
 TimestampTz next_lease_expiry(bool* expired_left)
 {
-    run_plan(saved_plan(&s_next_expiry, k_next_expiry), nullptr, nullptr);
+    run_plan(saved_plan(&s_next_expiry, legacy_database()), nullptr, nullptr);
     bool isnull, found;
     Datum value = first_value(&isnull, &found);
     TimestampTz next = (found && !isnull) ? DatumGetTimestampTz(value) : DT_NOEND;

@@ -6,10 +6,11 @@
 #include "core/catalog.hpp"
 #include "core/depth.hpp"
 #include "core/job_columns.hpp"
-#include "core/keep_completed_cache.hpp"
 #include "core/limits.hpp"
+#include "core/queue_cache.hpp"
 #include "core/refusals.hpp"
 #include "core/spi.hpp"
+#include "core/waiting_jobs.hpp"
 #include "maintenance/notification_relay.hpp"
 
 namespace pgjq {
@@ -25,14 +26,15 @@ namespace pgjq {
     "   WHERE id = ANY ($1) AND ($2::text IS NULL OR (worker_id = $2 AND status <> 'pending'"          \
     holder_condition "))"                                                                              \
     "  RETURNING *" extra_column "),"
-// A report must come from the role that claimed the job or a role with its privileges.
-#define HOLDER_ROLE PGJQ_HELD_BY_ROLE("", "$8")
-#define ARCHIVE_INSERT(role_columns, role_values, condition)                                          \
+// A report must come from the role that claimed the job or a role with its privileges, before the job's
+// execution timeout.
+#define HOLDER_ROLE PGJQ_HELD_BY_ROLE("", "$8") PGJQ_BEFORE_TIMEOUT("")
+#define ARCHIVE_INSERT(added_columns, added_values, condition)                                        \
     " archived AS ("                                                                                   \
     "  INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, result, run_at," \
     "    unique_key, progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at,"        \
     "    lease_expires_at, created_at, started_at, completed_at, failed_at, cancelled_at, finished_at,"  \
-    "    attempts, max_attempts, last_error" role_columns ")"                                          \
+    "    attempts, max_attempts, last_error" added_columns ")"                                         \
     "  SELECT id, queue_name, job_type, priority, $3::pgjq.job_status, payload, $4, run_at,"           \
     "    unique_key, CASE WHEN $3 = 'completed' THEN 100 ELSE progress END, current_stage, events_count," \
     "    coalesce($6, worker_id), CASE WHEN $6 IS NULL THEN claimed_at ELSE now() END,"                 \
@@ -42,24 +44,29 @@ namespace pgjq {
     "    CASE WHEN $3 = 'failed' THEN statement_timestamp() END,"                                       \
     "    CASE WHEN $3 = 'cancelled' THEN statement_timestamp() END, statement_timestamp(),"             \
     "    attempts + CASE WHEN $6 IS NULL THEN 0 ELSE 1 END, max_attempts, coalesce($5, last_error)"     \
-    role_values "  FROM done" condition ")"
+    added_values "  FROM done" condition ")"
 #define ARCHIVE_TYPES {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTARRAYOID, REGROLEOID, INT2OID}
-#define ROLE_COLUMNS ", enqueued_by, claimed_by"
-#define ROLE_VALUES ", enqueued_by, CASE WHEN $6 IS NULL THEN claimed_by ELSE $8 END"
+#define ADDED_COLUMNS ", enqueued_by, claimed_by, group_key, depends_on, timeout"
+#define ADDED_VALUES ", enqueued_by, CASE WHEN $6 IS NULL THEN claimed_by ELSE $8 END, group_key, depends_on, timeout"
 // What moved: how many, their ids, and their queues for the depth counters: the one queue of them all
-// (the usual case), or, when they span several, every job's queue name (counted by archive_jobs).
+// (the usual case), or, when they span several, every job's queue name (counted by archive_jobs); then
+// the groups the jobs with a group key leave (0.1.0 has none).
 #define MOVED_BY_QUEUE " (SELECT queue_name, count(*) AS n FROM done GROUP BY queue_name) g"
-#define RETURN_MOVED_COLUMNS                                                                           \
+#define RETURN_MOVED_COLUMNS(groups)                                                                   \
     " SELECT count(*), coalesce(array_agg(id), '{}'), min(queue_name),"                                \
-    "        CASE WHEN min(queue_name) <> max(queue_name) THEN array_agg(queue_name) END"
-#define RETURN_MOVED RETURN_MOVED_COLUMNS " FROM done"
+    "        CASE WHEN min(queue_name) <> max(queue_name) THEN array_agg(queue_name) END" groups
+#define GROUPS_CURRENT                                                                                 \
+    ", array_agg(queue_name) FILTER (WHERE group_key IS NOT NULL),"                                     \
+    "  array_agg(group_key) FILTER (WHERE group_key IS NOT NULL)"
+#define GROUPS_LEGACY ", NULL::text[], NULL::text[]"
+#define RETURN_MOVED(groups) RETURN_MOVED_COLUMNS(groups) " FROM done"
 // Completion while some queue has keep_completed = false: their jobs are deleted without a history row,
 // and their pgjq_job_finished notices are sent by archive_jobs, since no insert into finished_jobs fires
 // the trigger that sends them.
 #define KEEP_OR_DISCARD ", queue_name <> ALL ($7) AS kept"
-#define RETURN_MOVED_AND_DISCARDED                                                                     \
-    RETURN_MOVED_COLUMNS ", array_agg(id) FILTER (WHERE NOT kept), array_agg(queue_name) FILTER (WHERE NOT kept)"  \
-    " FROM done"
+#define RETURN_MOVED_AND_DISCARDED(groups)                                                             \
+    RETURN_MOVED_COLUMNS(groups) ", array_agg(id) FILTER (WHERE NOT kept),"                            \
+    " array_agg(queue_name) FILTER (WHERE NOT kept) FROM done"
 
 // The transaction's first change of the depth counters writes this backend's slot rows in the statement
 // itself (one statement fewer for the common one-call transaction); later ones go to the transaction's
@@ -68,14 +75,14 @@ namespace pgjq {
     ", counted AS (UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - g.n FROM" MOVED_BY_QUEUE   \
     " WHERE d.queue_name = g.queue_name AND d.slot = $9)"
 #define ARCHIVE_PLAN(write)                                                                            \
-    {{ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, "") write RETURN_MOVED, 9,      \
-      ARCHIVE_TYPES},                                                                                  \
-     {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") write RETURN_MOVED, 9, ARCHIVE_TYPES}}
+    {{ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ADDED_COLUMNS, ADDED_VALUES, "") write               \
+      RETURN_MOVED(GROUPS_CURRENT), 9, ARCHIVE_TYPES},                                                 \
+     {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") write RETURN_MOVED(GROUPS_LEGACY), 9, ARCHIVE_TYPES}}
 #define ARCHIVE_SOME_DISCARDED_PLAN(write)                                                             \
-    {{ARCHIVE_DELETE(HOLDER_ROLE, KEEP_OR_DISCARD) ARCHIVE_INSERT(ROLE_COLUMNS, ROLE_VALUES, " WHERE kept") write \
-      RETURN_MOVED_AND_DISCARDED, 9, ARCHIVE_TYPES},                                                   \
+    {{ARCHIVE_DELETE(HOLDER_ROLE, KEEP_OR_DISCARD) ARCHIVE_INSERT(ADDED_COLUMNS, ADDED_VALUES, " WHERE kept") write \
+      RETURN_MOVED_AND_DISCARDED(GROUPS_CURRENT), 9, ARCHIVE_TYPES},                                   \
      {ARCHIVE_DELETE("", KEEP_OR_DISCARD) ARCHIVE_INSERT("", "", " WHERE kept") write                  \
-      RETURN_MOVED_AND_DISCARDED, 9, ARCHIVE_TYPES}}
+      RETURN_MOVED_AND_DISCARDED(GROUPS_LEGACY), 9, ARCHIVE_TYPES}}
 // Indexed by whether the statement writes the counters itself.
 static versioned_plan s_archive[2] = {ARCHIVE_PLAN(""), ARCHIVE_PLAN(WRITE_DEPTH)};
 static versioned_plan s_archive_some_discarded[2] = {ARCHIVE_SOME_DISCARDED_PLAN(""),
@@ -92,6 +99,17 @@ static void announce_discarded(ArrayType* ids, ArrayType* queues, const char* st
     const int64* id_values = reinterpret_cast<const int64*>(ARR_DATA_PTR(ids));
     for (int i = 0; i < n; i++)
         announce_finished(id_values[i], TextDatumGetCString(queue_names[i]), status);
+}
+
+static void note_groups_left(ArrayType* queues, ArrayType* keys)
+{
+    Datum *queue_names, *group_keys;
+    bool* nulls;
+    int n;
+    deconstruct_array(queues, TEXTOID, -1, false, TYPALIGN_INT, &queue_names, &nulls, &n);
+    deconstruct_array(keys, TEXTOID, -1, false, TYPALIGN_INT, &group_keys, &nulls, &n);
+    for (int i = 0; i < n; i++)
+        note_group_changed(TextDatumGetCString(queue_names[i]), TextDatumGetCString(group_keys[i]));
 }
 
 static int compare_names(const void* a, const void* b)
@@ -150,7 +168,7 @@ uint64 archive_jobs(const archive_request& r, Datum* moved)
                      'n',
                      OidIsValid(r.role) ? ' ' : 'n',
                      ' '};
-    bool legacy = current_installation().version < k_version_capabilities;
+    bool legacy = current_installation().version < k_version_0_2;
     ArrayType* discarding = strcmp(r.status, "completed") == 0 ? queues_not_keeping_completed() : nullptr;
     if (discarding) {
         values[6] = PointerGetDatum(discarding);
@@ -166,10 +184,17 @@ uint64 archive_jobs(const archive_request& r, Datum* moved)
     if (moved)
         *moved = SPI_getbinval(row, desc, 2, &isnull);
     bool none_discarded = true;
-    Datum discarded_ids = discarding ? SPI_getbinval(row, desc, 5, &none_discarded) : (Datum) 0;
+    Datum discarded_ids = discarding ? SPI_getbinval(row, desc, 7, &none_discarded) : (Datum) 0;
     if (!none_discarded)
-        announce_discarded(DatumGetArrayTypeP(discarded_ids), DatumGetArrayTypeP(SPI_getbinval(row, desc, 6, &isnull)),
+        announce_discarded(DatumGetArrayTypeP(discarded_ids), DatumGetArrayTypeP(SPI_getbinval(row, desc, 8, &isnull)),
                            r.status);
+    // The groups the jobs left, and the jobs that may have dependents: settled at commit.
+    bool no_groups;
+    Datum group_queues = SPI_getbinval(row, desc, 5, &no_groups);
+    if (!no_groups)
+        note_groups_left(DatumGetArrayTypeP(group_queues), DatumGetArrayTypeP(SPI_getbinval(row, desc, 6, &isnull)));
+    if (count > 0 && !legacy && dependencies_in_use())
+        note_finished(SPI_getbinval(row, desc, 2, &isnull));
     // Last: it may run a statement of its own (the row stays valid until SPI_finish).
     bool none_moved, one_queue;
     Datum queue = SPI_getbinval(row, desc, 3, &none_moved);

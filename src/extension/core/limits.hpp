@@ -24,6 +24,12 @@ constexpr int32 k_max_attempts = 1000;
 constexpr int k_depth_slots = 16;
 // A failure's message is kept up to this many bytes (cut on a character boundary and marked beyond).
 constexpr int k_max_error_bytes = 8192;
+// Jobs one job may depend on (depends_on).
+constexpr int k_max_dependencies = 100;
+// Queue settings (pgjq.queues' CHECK constraints say the same for direct writes).
+constexpr int32 k_max_group_concurrency = 10000;
+constexpr int32 k_max_running = 1000000;
+constexpr int32 k_max_rate_limit = 1000000;
 
 // The range of an interval argument, so that the arithmetic on timestamps never overflows. Lengths are
 // counted as PostgreSQL compares intervals: a month is 30 days, so "1 year" is 360 days.
@@ -36,7 +42,10 @@ struct interval_bounds {
 constexpr int64 k_usecs_per_year = INT64CONST(12) * 30 * USECS_PER_DAY;
 constexpr interval_bounds k_lease_bounds = {1, k_usecs_per_year, "1 microsecond", "1 year"};
 constexpr interval_bounds k_retry_bounds = {0, k_usecs_per_year, "0", "1 year"};  // retry_base, retry_cap, retry_in
-constexpr interval_bounds k_retention_bounds = {0, 100 * k_usecs_per_year, "0", "100 years"};  // retention, prune
+constexpr interval_bounds k_retention_bounds = {0, 100 * k_usecs_per_year, "0", "100 years"};   // retention, prune
+constexpr interval_bounds k_timeout_bounds = {1, k_usecs_per_year, "1 microsecond", "1 year"};  // timeout, job_timeout
+constexpr interval_bounds k_unique_for_bounds = {1, k_usecs_per_year, "1 microsecond", "1 year"};
+constexpr interval_bounds k_rate_interval_bounds = {1000, USECS_PER_DAY, "1 millisecond", "1 day"};
 
 void check_queue_name(const char* queue_name);
 void check_short_text(const char* value, const char* name);

@@ -154,7 +154,7 @@ api_call begin_api_call()
     api_call call;
     call.caller = GetUserId();
     const installation& inst = current_installation();
-    call.legacy = inst.version < k_version_capabilities;
+    call.legacy = inst.version < k_version_0_2;
     call.privileged = call.legacy || call.caller == inst.owner || superuser_arg(call.caller);
     GetUserIdAndSecContext(&call.saved_user, &call.saved_security_context);
     call.switched = !call.legacy && call.caller != inst.owner;

@@ -16,9 +16,13 @@ namespace pgjq {
 
 // clang-format off
 static versioned_plan s_job_state = {
-    {"SELECT status::text, worker_id, claimed_by::oid, queue_name, enqueued_by::oid FROM pgjq.jobs WHERE id = $1",
+    {"SELECT j.status::text, j.worker_id, j.claimed_by::oid, j.queue_name, j.enqueued_by::oid,"
+     "       coalesce(j.timeout_at <= now(), false),"
+     "       coalesce(j.timeout, (SELECT q.job_timeout FROM pgjq.queues q WHERE q.queue_name = j.queue_name))::text"
+     "  FROM pgjq.jobs j WHERE j.id = $1",
      1, {INT8OID}},
-    {"SELECT status::text, worker_id, NULL::oid, queue_name, NULL::oid FROM pgjq.jobs WHERE id = $1", 1, {INT8OID}}};
+    {"SELECT status::text, worker_id, NULL::oid, queue_name, NULL::oid, false, NULL::text FROM pgjq.jobs WHERE id = $1",
+     1, {INT8OID}}};
 // clang-format on
 
 namespace {
@@ -30,14 +34,16 @@ struct job_state {
     const char* status;
     const char* worker_id;
     Oid claimed_by;
+    bool timed_out;       // held past its execution timeout
+    const char* allowed;  // that timeout
 };
 
 job_state read_job_state(int64 job_id, Oid role)
 {
     Datum values[1] = {Int64GetDatum(job_id)};
-    bool legacy = current_installation().version < k_version_capabilities;
+    bool legacy = current_installation().version < k_version_0_2;
     run_plan(saved_plan(&s_job_state, legacy), values, nullptr, 1);
-    job_state state = {false, nullptr, nullptr, InvalidOid};
+    job_state state = {false, nullptr, nullptr, InvalidOid, false, nullptr};
     if (SPI_processed == 0)
         return state;
     HeapTuple row = SPI_tuptable->vals[0];
@@ -51,6 +57,8 @@ job_state read_job_state(int64 job_id, Oid role)
     state.found = true;
     state.status = SPI_getvalue(row, desc, 1);
     state.worker_id = SPI_getvalue(row, desc, 2);
+    state.timed_out = DatumGetBool(SPI_getbinval(row, desc, 6, &isnull));
+    state.allowed = SPI_getvalue(row, desc, 7);
     return state;
 }
 
@@ -78,6 +86,11 @@ void raise_not_held(int64 job_id, const char* worker_id, Oid role)
                 (errcode(PGJQ_ERRCODE_JOB_CANCELLED), errmsg("job %lld was cancelled", (long long) job_id),
                  errdetail("Worker \"%s\" held the job when it was cancelled.", worker_id),
                  errhint("Stop working on the job; its outcome is no longer recorded.")));
+    if (held && was_mine && job.timed_out)
+        ereport(ERROR,
+                (errcode(PGJQ_ERRCODE_JOB_TIMED_OUT), errmsg("job %lld timed out", (long long) job_id),
+                 errdetail("It ran past its execution timeout of %s.", job.allowed ? job.allowed : "?"),
+                 errhint("Stop working on the job: the attempt is failed when its lease is recovered.")));
     if (held && holder != nullptr && strcmp(holder, worker_id) == 0 && !my_role)
         ereport(ERROR,
                 (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),

@@ -12,7 +12,7 @@ namespace pgjq {
 struct plan_text {
     const char* sql;
     int nargs;
-    Oid argtypes[10];
+    Oid argtypes[12];
 };
 
 // Returns the kept plan for `text`, preparing it on first use. `slot` is the caller's static cache.

@@ -12,3 +12,6 @@
 #define PGJQ_ERRCODE_JOB_CANCELLED MAKE_SQLSTATE('P', 'J', '0', '0', '3')
 // A retry would give the job a unique_key that another unfinished job of its queue holds now.
 #define PGJQ_ERRCODE_UNIQUE_KEY_HELD MAKE_SQLSTATE('P', 'J', '0', '0', '4')
+// The job ran past its execution timeout (the queue's job_timeout or its own): the worker should stop; the
+// job is failed for that attempt when its lease is recovered.
+#define PGJQ_ERRCODE_JOB_TIMED_OUT MAKE_SQLSTATE('P', 'J', '0', '0', '5')

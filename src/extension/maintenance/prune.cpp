@@ -1,6 +1,8 @@
 // prune.cpp: the duty that deletes finished jobs (completed, failed, cancelled) older than their queue's
 // retention, every pgjq.prune_interval, in transactions of at most pgjq.prune_batch_size rows that take
-// their row locks with SKIP LOCKED, so that pruning never holds long locks.
+// their row locks with SKIP LOCKED, so that pruning never holds long locks; and, from 0.2.0, the expired
+// uniqueness windows (enqueue's unique_for) with them.
+#include "core/catalog.hpp"
 #include "core/settings.hpp"
 #include "core/spi.hpp"
 #include "maintenance/duty.hpp"
@@ -13,6 +15,7 @@ constexpr int k_max_batches_per_run = 20;  // then the duty yields to the others
 
 SPIPlanPtr s_prune;
 SPIPlanPtr s_any_finished;
+SPIPlanPtr s_prune_windows;
 
 // clang-format off
 // Any row past its queue's retention is older than the shortest retention: that bound lets the BRIN
@@ -28,6 +31,11 @@ const plan_text k_prune = {
 // Whether a later prune may find anything: with no finished job, only a job that finishes brings the
 // worker back (its notification asks the launcher for one).
 const plan_text k_any_finished = {"SELECT EXISTS (SELECT FROM pgjq.finished_jobs)", 0, {}};
+const plan_text k_prune_windows = {
+    "DELETE FROM pgjq.unique_windows w WHERE (w.queue_name, w.unique_key) IN ("
+    "  SELECT queue_name, unique_key FROM pgjq.unique_windows WHERE expires_at < now()"
+    "   LIMIT $1 FOR UPDATE SKIP LOCKED)",
+    1, {INT4OID}};
 // clang-format on
 
 duty_outcome run(maintenance_round& round)
@@ -39,6 +47,8 @@ duty_outcome run(maintenance_round& round)
         test_failure_point("prune");
         Datum values[1] = {Int32GetDatum(prune_batch_size)};
         uint64 deleted = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
+        if (batch == 0 && current_installation().version >= k_version_0_2)
+            run_plan(saved_plan(&s_prune_windows, k_prune_windows), values, nullptr);
         bool any_left = true;
         if (deleted < static_cast<uint64>(prune_batch_size)) {
             run_plan(saved_plan(&s_any_finished, k_any_finished), nullptr, nullptr);

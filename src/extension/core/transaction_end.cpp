@@ -1,0 +1,40 @@
+// transaction_end.cpp: the transaction callback of transaction_end.hpp.
+#include "core/transaction_end.hpp"
+
+#include "core/depth.hpp"
+#include "core/pg.hpp"
+#include "core/waiting_jobs.hpp"
+
+namespace {
+
+void at_transaction_end(XactEvent event, void*)
+{
+    switch (event) {
+    case XACT_EVENT_PRE_COMMIT:
+    case XACT_EVENT_PRE_PREPARE:
+        pgjq::settle_waiting_jobs();
+        pgjq::write_depth_ledger();
+        break;
+    case XACT_EVENT_COMMIT:
+    case XACT_EVENT_PARALLEL_COMMIT:
+    case XACT_EVENT_ABORT:
+    case XACT_EVENT_PARALLEL_ABORT:
+    case XACT_EVENT_PREPARE:
+        pgjq::forget_waiting_jobs_ledger();
+        pgjq::forget_depth_ledger();
+        break;
+    default:
+        break;
+    }
+}
+
+}  // namespace
+
+namespace pgjq {
+
+void register_transaction_end_callback()
+{
+    RegisterXactCallback(at_transaction_end, nullptr);
+}
+
+}  // namespace pgjq

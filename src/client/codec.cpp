@@ -21,6 +21,23 @@ std::int64_t parse_int64(std::string_view text)
 
 bool parse_bool(std::string_view text) { return text == "t" || text == "true"; }
 
+namespace
+{
+
+void append_quoted(std::string &out, const std::string &value)
+{
+  out += '"';
+  for (char c : value)
+  {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+} // namespace
+
 std::string encode_text_array(const std::vector<std::string> &values)
 {
   std::string out = "{";
@@ -28,14 +45,23 @@ std::string encode_text_array(const std::vector<std::string> &values)
   {
     if (i > 0)
       out += ',';
-    out += '"';
-    for (char c : values[i])
-    {
-      if (c == '"' || c == '\\')
-        out += '\\';
-      out += c;
-    }
-    out += '"';
+    append_quoted(out, values[i]);
+  }
+  out += '}';
+  return out;
+}
+
+std::string encode_text_array(const std::vector<std::optional<std::string>> &values)
+{
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i)
+  {
+    if (i > 0)
+      out += ',';
+    if (values[i])
+      append_quoted(out, *values[i]);
+    else
+      out += "NULL";
   }
   out += '}';
   return out;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,8 @@ bool parse_bool(std::string_view text);
 
 // PostgreSQL array literals: {"a","b"} (quoted and escaped, so any text is safe) and {1,2,3}.
 std::string encode_text_array(const std::vector<std::string> &values);
+// NULL for the empty elements.
+std::string encode_text_array(const std::vector<std::optional<std::string>> &values);
 std::string encode_int64_array(const std::vector<std::int64_t> &values);
 std::vector<std::int64_t> decode_int64_array(std::string_view text);
 

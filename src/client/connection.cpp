@@ -33,15 +33,43 @@ std::optional<std::string> opt(const std::optional<std::chrono::microseconds> &v
   return detail::format_interval(*value);
 }
 
-params enqueue_params(const std::string &job_type, const std::string &payload, const enqueue_options &o)
+std::optional<std::string> opt(const std::optional<int> &value)
+{
+  if (!value)
+    return std::nullopt;
+  return text(static_cast<std::int64_t>(*value));
+}
+
+// A batch's keys: NULL for none given.
+std::optional<std::string> keys(const std::vector<std::optional<std::string>> &values)
+{
+  if (values.empty())
+    return std::nullopt;
+  return detail::encode_text_array(values);
+}
+
+// The arguments of enqueue and try_enqueue, or (batch) of enqueue_batch, which takes one unique and group
+// key per payload instead of one for the job.
+params enqueue_params(const std::string &job_type, const std::string &payload, const enqueue_options &o, bool batch)
 {
   return {job_type,
           payload,
           o.queue,
           text(static_cast<std::int64_t>(o.priority)),
           o.run_at ? std::optional<std::string>(detail::format_timestamp(*o.run_at)) : std::nullopt,
-          o.max_attempts ? std::optional<std::string>(text(static_cast<std::int64_t>(*o.max_attempts))) : std::nullopt,
-          o.unique_key};
+          opt(o.max_attempts),
+          batch ? keys(o.unique_keys) : o.unique_key,
+          batch ? keys(o.group_keys) : o.group_key,
+          o.depends_on.empty() ? std::nullopt : std::optional<std::string>(detail::encode_int64_array(o.depends_on)),
+          opt(o.timeout),
+          opt(o.unique_for)};
+}
+
+params enqueue_params(const std::string &job_type, const std::string &payload, const enqueue_options &o)
+{
+  if (!o.unique_keys.empty() || !o.group_keys.empty())
+    throw usage_error("pgjq::connection::enqueue: unique_keys and group_keys apply to batches only");
+  return enqueue_params(job_type, payload, o, false);
 }
 
 std::optional<std::int64_t> single_int(const detail::result &res)
@@ -99,11 +127,10 @@ std::vector<std::int64_t> connection::enqueue_batch(const std::string &job_type,
 std::vector<std::int64_t> connection::enqueue_batch_raw(const std::string &job_type, const std::string &payloads_json,
                                                         const enqueue_options &options)
 {
-  if (options.unique_key)
-    throw usage_error("pgjq::connection::enqueue_batch: unique_key applies to single jobs only");
-  params args = enqueue_params(job_type, payloads_json, options);
-  args.pop_back(); // enqueue_batch has no unique_key
-  detail::result res = run(calls::enqueue_batch, args);
+  if (options.unique_key || options.group_key)
+    throw usage_error("pgjq::connection::enqueue_batch: unique_key and group_key apply to single jobs only "
+                      "(a batch takes unique_keys and group_keys, one per payload)");
+  detail::result res = run(calls::enqueue_batch, enqueue_params(job_type, payloads_json, options, true));
   if (res.rows() < 1 || res.is_null(0, 0))
     return {};
   return detail::decode_int64_array(res.view(0, 0));
@@ -305,24 +332,24 @@ std::optional<queue_stats> connection::stats(const std::string &queue)
 void connection::create_queue(const std::string &queue, const queue_options &o)
 {
   if (!o.max_pending && !o.fifo && !o.max_attempts && !o.lease && !o.retry_base && !o.retry_cap && !o.retention &&
-      !o.keep_completed)
+      !o.keep_completed && !o.group_concurrency && !o.max_running && !o.rate_limit && !o.rate_interval &&
+      !o.job_timeout)
   {
     run(calls::create_queue, {queue});
     return;
   }
   run(calls::create_queue_with_settings,
-      {queue, opt(o.max_pending), opt(o.fifo),
-       o.max_attempts ? std::optional<std::string>(text(static_cast<std::int64_t>(*o.max_attempts))) : std::nullopt,
-       opt(o.lease), opt(o.retry_base), opt(o.retry_cap), opt(o.retention), opt(o.keep_completed)});
+      {queue, opt(o.max_pending), opt(o.fifo), opt(o.max_attempts), opt(o.lease), opt(o.retry_base), opt(o.retry_cap),
+       opt(o.retention), opt(o.keep_completed), opt(o.group_concurrency), opt(o.max_running), opt(o.rate_limit),
+       opt(o.rate_interval), opt(o.job_timeout)});
 }
 
 void connection::alter_queue(const std::string &queue, const queue_options &o)
 {
   run(calls::alter_queue,
-      {queue, opt(o.max_pending), opt(o.fifo),
-       o.max_attempts ? std::optional<std::string>(text(static_cast<std::int64_t>(*o.max_attempts))) : std::nullopt,
-       opt(o.lease), opt(o.retry_base), opt(o.retry_cap), opt(o.retention), text(o.clear_max_pending),
-       opt(o.keep_completed)});
+      {queue, opt(o.max_pending), opt(o.fifo), opt(o.max_attempts), opt(o.lease), opt(o.retry_base), opt(o.retry_cap),
+       opt(o.retention), text(o.clear_max_pending), opt(o.keep_completed), opt(o.group_concurrency), opt(o.max_running),
+       opt(o.rate_limit), opt(o.rate_interval), opt(o.job_timeout)});
 }
 
 void connection::drop_queue(const std::string &queue, bool force) { run(calls::drop_queue, {queue, text(force)}); }

@@ -43,6 +43,10 @@ void throw_sqlstate(const std::string &sqlstate, const std::string &message, con
     throw not_lease_holder(message, sqlstate, detail, hint);
   if (sqlstate == "PJ003")
     throw job_cancelled(message, sqlstate, detail, hint);
+  if (sqlstate == "PJ004")
+    throw unique_key_held(message, sqlstate, detail, hint);
+  if (sqlstate == "PJ005")
+    throw job_timed_out(message, sqlstate, detail, hint);
   if (sqlstate == "42704")
     throw unknown_queue(message, sqlstate, detail, hint);
   if (sqlstate == "42710")

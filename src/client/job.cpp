@@ -12,6 +12,8 @@ std::string_view to_string(job_status status) noexcept
 {
   switch (status)
   {
+  case job_status::waiting:
+    return "waiting";
   case job_status::pending:
     return "pending";
   case job_status::claimed:
@@ -30,8 +32,8 @@ std::string_view to_string(job_status status) noexcept
 
 job_status parse_job_status(std::string_view text)
 {
-  for (job_status s : {job_status::pending, job_status::claimed, job_status::running, job_status::completed,
-                       job_status::failed, job_status::cancelled})
+  for (job_status s : {job_status::waiting, job_status::pending, job_status::claimed, job_status::running,
+                       job_status::completed, job_status::failed, job_status::cancelled})
     if (to_string(s) == text)
       return s;
   throw bad_argument("unknown job status \"" + std::string(text) + "\"", "22023");

@@ -1,5 +1,5 @@
 // lease_keeper.cpp: heartbeats every held job whose last heartbeat (or claim) is older than the interval,
-// and stops heartbeating a job as soon as the server says it is cancelled or no longer ours.
+// and stops heartbeating a job as soon as the server says it is cancelled, timed out or no longer ours.
 #include "lease_keeper.hpp"
 
 #include <vector>
@@ -79,6 +79,11 @@ void lease_keeper::loop()
       catch (const job_cancelled &)
       {
         job->cancelled = true;
+      }
+      catch (const job_timed_out &)
+      {
+        job->timed_out = true;
+        job->lost = true;
       }
       catch (const not_lease_holder &)
       {

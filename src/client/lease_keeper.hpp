@@ -31,6 +31,7 @@ struct held_job
   const bool in_transaction;          // held by the runner's open transaction (no lease, no heartbeat)
   std::atomic<bool> cancelled{false}; // PJ003: the job was cancelled
   std::atomic<bool> lost{false};      // PJ002: the lease is no longer ours
+  std::atomic<bool> timed_out{false}; // PJ005: it ran past its execution timeout (lost as well)
   bool savepoint = false;             // in_transaction: the handler's savepoint is open (runner thread only)
 };
 

@@ -47,6 +47,9 @@ job read_job(const result &res, int row)
     j.lease_expires_at = parse_epoch(res.view(row, 16));
   if (!res.is_null(row, 17))
     j.finished_at = parse_epoch(res.view(row, 17));
+  j.group_key = optional_text(res, row, 18);
+  if (!res.is_null(row, 19))
+    j.timeout_at = parse_epoch(res.view(row, 19));
   return j;
 }
 
@@ -67,6 +70,7 @@ queue_stats read_stats(const result &res, int row)
     s.max_pending = parse_int64(res.view(row, 9));
   s.fifo = parse_bool(res.view(row, 10));
   s.paused = parse_bool(res.view(row, 11));
+  s.waiting = parse_int64(res.view(row, 12));
   return s;
 }
 

@@ -14,12 +14,12 @@ namespace pgjq::detail
   "id, queue_name, job_type, priority, status, payload, result, attempts, max_attempts, progress, "                    \
   "current_stage, last_error, worker_id, unique_key, extract(epoch from run_at), "                                     \
   "extract(epoch from created_at), extract(epoch from lease_expires_at), "                                             \
-  "extract(epoch from coalesce(completed_at, failed_at, cancelled_at))"
+  "extract(epoch from coalesce(completed_at, failed_at, cancelled_at)), group_key, extract(epoch from timeout_at)"
 
 // Columns of pgjq.queue_stats read by read_stats.
 #define PGJQ_STATS_COLUMNS                                                                                             \
   "queue_name, pending, scheduled, claimed, running, completed, failed, cancelled, "                                   \
-  "(extract(epoch from oldest_runnable_age) * 1000000)::bigint, max_pending, fifo, paused"
+  "(extract(epoch from oldest_runnable_age) * 1000000)::bigint, max_pending, fifo, paused, waiting"
 
 job read_job(const result &res, int row);
 queue_stats read_stats(const result &res, int row);

@@ -31,7 +31,7 @@ struct statement
   const char *name; // starts with "pgjq_", so that a borrowed session can tell ours from the caller's
   const char *sql;
   int parameter_count;
-  Oid parameter_types[10];
+  Oid parameter_types[16];
 };
 
 namespace calls
@@ -39,18 +39,23 @@ namespace calls
 using namespace type;
 
 // Producers
-inline constexpr statement enqueue{"pgjq_enqueue",
-                                   "SELECT pgjq.enqueue($1, $2, $3, $4, $5, $6, $7)",
-                                   7,
-                                   {text, jsonb, text, int4, timestamptz, int4, text}};
-inline constexpr statement try_enqueue{"pgjq_try_enqueue",
-                                       "SELECT pgjq.try_enqueue($1, $2, $3, $4, $5, $6, $7)",
-                                       7,
-                                       {text, jsonb, text, int4, timestamptz, int4, text}};
-inline constexpr statement enqueue_batch{"pgjq_enqueue_batch",
-                                         "SELECT pgjq.enqueue_batch($1, $2, $3, $4, $5, $6)",
-                                         6,
-                                         {text, jsonb, text, int4, timestamptz, int4}};
+// Every argument of the producer functions: job_type, payload(s), queue_name, priority, run_at,
+// max_attempts, unique_key(s), group_key(s), depends_on, timeout, unique_for.
+inline constexpr statement enqueue{
+    "pgjq_enqueue",
+    "SELECT pgjq.enqueue($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    11,
+    {text, jsonb, text, int4, timestamptz, int4, text, text, int8_array, interval, interval}};
+inline constexpr statement try_enqueue{
+    "pgjq_try_enqueue",
+    "SELECT pgjq.try_enqueue($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    11,
+    {text, jsonb, text, int4, timestamptz, int4, text, text, int8_array, interval, interval}};
+inline constexpr statement enqueue_batch{
+    "pgjq_enqueue_batch",
+    "SELECT pgjq.enqueue_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    11,
+    {text, jsonb, text, int4, timestamptz, int4, text_array, text_array, int8_array, interval, interval}};
 inline constexpr statement cancel{"pgjq_cancel", "SELECT pgjq.cancel($1)", 1, {int8}};
 
 // Workers
@@ -96,15 +101,16 @@ inline constexpr statement create_queue{"pgjq_create_queue", "SELECT pgjq.create
 // subquery (and so the create) from being merged into the outer query.
 inline constexpr statement create_queue_with_settings{
     "pgjq_create_queue_with_settings",
-    "SELECT pgjq.alter_queue(s.q, $2, $3, $4, $5, $6, $7, $8, false, $9) "
+    "SELECT pgjq.alter_queue(s.q, $2, $3, $4, $5, $6, $7, $8, false, $9, $10, $11, $12, $13, $14) "
     "FROM (SELECT $1 AS q, pgjq.create_queue($1) OFFSET 0) AS s",
-    9,
-    {text, int8, boolean, int4, interval, interval, interval, interval, boolean}};
+    14,
+    {text, int8, boolean, int4, interval, interval, interval, interval, boolean, int4, int4, int4, interval, interval}};
 inline constexpr statement alter_queue{
     "pgjq_alter_queue",
-    "SELECT pgjq.alter_queue($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    10,
-    {text, int8, boolean, int4, interval, interval, interval, interval, boolean, boolean}};
+    "SELECT pgjq.alter_queue($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+    15,
+    {text, int8, boolean, int4, interval, interval, interval, interval, boolean, boolean, int4, int4, int4, interval,
+     interval}};
 inline constexpr statement drop_queue{"pgjq_drop_queue", "SELECT pgjq.drop_queue($1, $2)", 2, {text, boolean}};
 inline constexpr statement pause_queue{"pgjq_pause_queue", "SELECT pgjq.pause_queue($1)", 1, {text}};
 inline constexpr statement resume_queue{"pgjq_resume_queue", "SELECT pgjq.resume_queue($1)", 1, {text}};

@@ -47,6 +47,16 @@ const std::string &job_context::worker_id() const noexcept { return m_held->work
 
 bool job_context::cancelled() const noexcept { return m_held->cancelled.load(); }
 
+bool job_context::timed_out() const noexcept
+{
+  return m_held->timed_out.load() || (m_job.timeout_at && clock::now() >= *m_job.timeout_at);
+}
+
+bool job_context::should_stop() const noexcept
+{
+  return cancelled() || timed_out() || m_held->lost.load() || stop_requested();
+}
+
 void job_context::progress(int percent, const std::optional<std::string> &current_stage)
 {
   if (m_held->in_transaction)
@@ -59,6 +69,12 @@ void job_context::progress(int percent, const std::optional<std::string> &curren
   catch (const job_cancelled &)
   {
     m_held->cancelled = true;
+    throw;
+  }
+  catch (const job_timed_out &)
+  {
+    m_held->timed_out = true;
+    m_held->lost = true;
     throw;
   }
   catch (const not_lease_holder &)

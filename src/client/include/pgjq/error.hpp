@@ -56,6 +56,21 @@ public:
   using error::error;
 };
 
+// PJ005: the job ran past its execution timeout; stop working on it (the attempt is failed when its lease
+// is recovered). A not_lease_holder: the job is no longer the worker's to report on.
+class PGJQ_API job_timed_out : public not_lease_holder
+{
+public:
+  using not_lease_holder::not_lease_holder;
+};
+
+// PJ004: retry of a job whose unique_key another unfinished job of its queue holds now.
+class PGJQ_API unique_key_held : public error
+{
+public:
+  using error::error;
+};
+
 // 22023 invalid value, 22004 NULL where a value is required, 54000 payload too large, other class 22 errors.
 class PGJQ_API bad_argument : public error
 {

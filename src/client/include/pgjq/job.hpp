@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,9 +20,10 @@ namespace pgjq
 using clock = std::chrono::system_clock;
 using time_point = clock::time_point;
 
-// Mirrors the SQL enum pgjq.job_status.
+// Mirrors the SQL enum pgjq.job_status, in its order.
 enum class job_status
 {
+  waiting, // for its turn in its group, or for the jobs it depends on
   pending,
   claimed,
   running,
@@ -55,11 +57,14 @@ struct PGJQ_API job
   std::optional<std::string> last_error;
   std::optional<std::string> worker_id;
   std::optional<std::string> unique_key;
+  std::optional<std::string> group_key;
   time_point run_at{};
   time_point created_at{};
   std::optional<time_point> lease_expires_at;
   // When it completed, failed for good or was cancelled.
   std::optional<time_point> finished_at;
+  // Claimed under an execution timeout: the handler should be done by then (job_context::timed_out()).
+  std::optional<time_point> timeout_at;
 
   // Parsed on each call, so that callers who only want the text pay nothing.
   nlohmann::json payload() const;
@@ -74,6 +79,15 @@ struct enqueue_options
   std::optional<time_point> run_at;      // not before; unset = now (server clock)
   std::optional<int> max_attempts;       // unset = the queue's setting
   std::optional<std::string> unique_key; // at most one unfinished job per key and queue (not for batches)
+  // With unique_key: the key stays taken this long after the enqueue, even once the job has finished.
+  std::optional<std::chrono::microseconds> unique_for;
+  // Jobs of one group key run at most the queue's group_concurrency at a time, in enqueue order.
+  std::optional<std::string> group_key;             // not for batches: see group_keys
+  std::vector<std::int64_t> depends_on;             // wait until these jobs completed; cancelled if one fails for good
+  std::optional<std::chrono::microseconds> timeout; // execution timeout; unset = the queue's job_timeout
+  // enqueue_batch only: one key (or none) per payload, in the payloads' order; empty = none.
+  std::vector<std::optional<std::string>> unique_keys;
+  std::vector<std::optional<std::string>> group_keys;
 };
 
 // Queue settings for create_queue and alter_queue. Unset fields keep the server's default (create) or the
@@ -90,7 +104,15 @@ struct queue_options
   // false: a completed job is deleted at once instead of kept for `retention` (failed and cancelled jobs
   // are still kept); pgjq.jobs then no longer shows it, and its result is dropped.
   std::optional<bool> keep_completed;
-  bool clear_max_pending = false; // alter_queue only: remove the max_pending limit
+  bool clear_max_pending = false;       // alter_queue only: remove the max_pending limit
+  std::optional<int> group_concurrency; // jobs of one group key live at once (1: strictly one at a time)
+  // The queue's jobs claimed or running at once, across all workers. alter_queue: 0 removes the cap.
+  std::optional<int> max_running;
+  // At most rate_limit claims per rate_interval (a bucket that refills continuously). alter_queue: 0 removes.
+  std::optional<int> rate_limit;
+  std::optional<std::chrono::microseconds> rate_interval;
+  // Execution timeout of the queue's jobs. alter_queue: zero removes it.
+  std::optional<std::chrono::microseconds> job_timeout;
 };
 
 // One row of the pgjq.queue_stats view.
@@ -104,6 +126,7 @@ struct queue_stats
   std::int64_t completed = 0;
   std::int64_t failed = 0;
   std::int64_t cancelled = 0;
+  std::int64_t waiting = 0; // for their turn in a group or for jobs they depend on
   std::optional<std::chrono::microseconds> oldest_runnable_age;
   std::optional<std::int64_t> max_pending;
   bool fifo = false;

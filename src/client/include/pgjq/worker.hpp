@@ -56,6 +56,13 @@ public:
 
   // The job was cancelled (seen by a heartbeat or a progress call): a long handler should return early.
   bool cancelled() const noexcept;
+  // The job ran past its execution timeout (the queue's job_timeout or its own; known from the claim, and
+  // from the server's PJ005 answer to a heartbeat or progress): the attempt is failed by the server whatever
+  // the handler does now, so it should stop.
+  bool timed_out() const noexcept;
+  // Any reason to stop: cancelled, timed out, lease lost, or the worker shutting down. What a long handler
+  // checks between steps.
+  bool should_stop() const noexcept;
   // The worker is shutting down: a long handler may return early by throwing; the job is then failed and
   // retried according to the queue's settings.
   bool stop_requested() const noexcept { return m_stopping.load(); }

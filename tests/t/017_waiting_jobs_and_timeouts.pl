@@ -1,0 +1,75 @@
+# The maintenance worker's part in scheduling. A job that runs past its execution timeout is failed at the
+# timeout, not at the lease's or the worker's next pass (pgjq.naptime at 60 s here): the claim tells the
+# worker when the lease ends, and the lease ends at the timeout. And the waiting_jobs duty settles what no
+# committing transaction did: a group whose group_concurrency was raised by a direct UPDATE (which settles
+# nothing), and a dependency on a job that finished while its row said nothing about it.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PgjqTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $node = new_node('waiting', conf => "pgjq.naptime = '60s'\npgjq.prune_interval = '1s'\n");
+my $sql = sub { $node->safe_psql('postgres', $_[0]) };
+$sql->(q{
+	CREATE EXTENSION pgjq;
+	SELECT pgjq.create_queue('slow', lease => '10 minutes', job_timeout => '2 seconds', max_attempts => 2);
+	SELECT pgjq.create_queue('grp');
+});
+wait_for_maintenance($node, 'postgres');
+
+# --- timeouts --------------------------------------------------------------------------------------
+my $job = $sql->(q{SELECT pgjq.enqueue('hang', '{}', 'slow')});
+my $timeout_at = $sql->(q{SELECT extract(epoch FROM timeout_at) FROM pgjq.claim_job_batch('w', NULL, 1, 'slow')});
+die "job $job was not claimed" unless $timeout_at =~ /^\d+(\.\d+)?$/;
+# the worker heartbeats faithfully; the lease still ends at the timeout
+is($sql->("SELECT pgjq.heartbeat($job, 'w') = timeout_at FROM pgjq.jobs WHERE id = $job"), 't',
+	'a heartbeat does not extend the lease past the timeout');
+$node->poll_query_until('postgres', "SELECT status = 'pending' FROM pgjq.jobs WHERE id = $job")
+  or die "job $job was not recovered";
+my $late = time - $timeout_at;
+note(sprintf('timed-out job failed %.3f s after its timeout', $late));
+ok($late < 10, 'a job is failed at its timeout, not at the next naptime (60 s)');
+like($sql->("SELECT last_error FROM pgjq.jobs WHERE id = $job"), qr/^timed out: worker w ran past the job's execution timeout of 00:00:02/,
+	'with the reason');
+is($sql->("SELECT attempts FROM pgjq.jobs WHERE id = $job"), '1', 'and the attempt counted');
+my ($stdout, $stderr) = ('', '');
+$node->psql('postgres', "SELECT pgjq.heartbeat($job, 'w')", stdout => \$stdout, stderr => \$stderr);
+like($stderr, qr/does not hold job/, 'the late worker is refused');
+
+# --- the sweep: a group opened by a direct write ---------------------------------------------------
+$sql->(q{SELECT count(pgjq.enqueue('t', '{}', 'grp', group_key => 'k')) FROM generate_series(1, 3)});
+is($sql->(q{SELECT count(*) FILTER (WHERE status = 'pending') FROM pgjq.jobs WHERE queue_name = 'grp'}), '1',
+	'one job of the group is live');
+# A direct UPDATE settles nothing (alter_queue would); the duty notices within pgjq.prune_interval.
+$sql->(q{UPDATE pgjq.queues SET group_concurrency = 3 WHERE queue_name = 'grp'});
+$node->poll_query_until('postgres',
+	q{SELECT count(*) = 3 FROM pgjq.jobs WHERE queue_name = 'grp' AND status = 'pending'})
+  or die 'the waiting jobs of the group were not started';
+pass('the waiting_jobs duty starts the jobs a raised group_concurrency lets start');
+
+# --- the sweep: a dependency left behind -------------------------------------------------------------
+# The parent leaves the live table by a direct DELETE and INSERT (as only a hand or a bug would), so no
+# transaction looked for its dependents.
+my $parent = $sql->(q{SELECT pgjq.enqueue('parent', '{}', 'grp')});
+my $child = $sql->("SELECT pgjq.enqueue('child', '{}', 'grp', depends_on => ARRAY[$parent]::bigint[])");
+$sql->(qq{
+	WITH gone AS (DELETE FROM pgjq.live_jobs WHERE id = $parent RETURNING *)
+	INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, run_at, events_count,
+	                                created_at, finished_at, completed_at, attempts, max_attempts)
+	SELECT id, queue_name, job_type, priority, 'completed', payload, run_at, events_count, created_at, now(), now(),
+	       attempts, max_attempts FROM gone;
+	UPDATE pgjq.queue_depth SET unfinished = unfinished - 1 WHERE queue_name = 'grp' AND slot = (
+	  SELECT slot FROM pgjq.queue_depth WHERE queue_name = 'grp' AND unfinished > 0 LIMIT 1);
+});
+is($sql->("SELECT status FROM pgjq.jobs WHERE id = $child"), 'waiting', 'the child still waits');
+$node->poll_query_until('postgres', "SELECT status = 'pending' FROM pgjq.jobs WHERE id = $child")
+  or die 'the dependency was not settled';
+pass('the waiting_jobs duty releases a dependent whose dependency completed unseen');
+is($sql->(q{SELECT errors FROM pgjq.worker_status() WHERE datname = 'postgres'}), '0', 'without an error');
+
+$node->stop;
+done_testing();

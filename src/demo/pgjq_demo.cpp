@@ -1,7 +1,8 @@
 // pgjq_demo.cpp: the README's first program. A producer and a worker share one run: the producer
-// enqueues email and report jobs into its own queue, the worker claims and runs them (one email fails
-// once and is retried after a short backoff, the report reports progress), the producer waits for each
-// job through pgjq_job_finished and prints where every job ended.
+// enqueues email and report jobs into its own queue, and a job that mails the report, which waits until the
+// report has completed (depends_on); the worker claims and runs them (one email fails once and is retried
+// after a short backoff, the report reports progress), the producer waits for each job through
+// pgjq_job_finished and prints where every job ended.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -89,6 +90,13 @@ void register_handlers(pgjq::worker &w)
          ctx.set_result({{"url", "https://reports.example.com/monthly-sales.pdf"}});
          say("    Completed! (result stored)");
        });
+  w.on("mail_report",
+       [](pgjq::job_context &ctx)
+       {
+         say("  Worker claimed job #" + std::to_string(ctx.job().id) + " (mail_report, its report is done)");
+         say("    Mailing the report to: " + ctx.payload().value("to", std::string("?")));
+         say("    Completed!");
+       });
 }
 
 int run(const std::string &conninfo)
@@ -108,8 +116,13 @@ int run(const std::string &conninfo)
   for (const char *to : {"alice@example.com", "bob@example.com"})
     jobs.push_back({db.enqueue("email", {{"to", to}, {"subject", "Welcome!"}}, in_demo), "email"});
   jobs.push_back({db.enqueue("report", {{"name", "monthly-sales"}}, in_demo), "report"});
+  // Waits (status waiting) until the report has completed: no worker can claim it before.
+  pgjq::enqueue_options after_report = in_demo;
+  after_report.depends_on = {jobs.back().id};
+  jobs.push_back({db.enqueue("mail_report", {{"to", "carol@example.com"}}, after_report), "mail_report"});
   for (const enqueued &j : jobs)
-    std::cout << "  Enqueued job #" << j.id << ": " << j.type << std::endl;
+    std::cout << "  Enqueued job #" << j.id << ": " << j.type
+              << (j.type == "mail_report" ? " (waits for the report)" : "") << std::endl;
 
   std::cout << "\n=== Processing Jobs ===\n" << std::endl;
   pgjq::worker_options options;

@@ -3,7 +3,7 @@
 // ratio compares numbers of the same invocation.
 //
 //   pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=seed_recipe.sql --out=DIR [--peers=FILE]
-//              [--runs=3] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx] [--quick] [size options]
+//              [--runs=3] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups] [--quick] [size options]
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -23,7 +23,7 @@ void usage()
 {
   std::fprintf(stderr,
                "usage: pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=FILE --out=DIR [--peers=FILE]\n"
-               "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx] [--quick]\n"
+               "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups] [--quick]\n"
                "  [--drain-jobs=B1,B10,B100] [--e2e-jobs=N] [--steady-seconds=N] [--steady-runs=N]\n"
                "  [--latency-jobs=N] [--depths=A,B,C] [--depth-samples=N] [--recipe-poll-ms=N]\n");
 }
@@ -115,6 +115,7 @@ int main(int argc, char **argv)
       c.e2e_jobs = 10000, c.steady_seconds = 5, c.steady_runs = 1, c.latency_jobs = 200;
       c.depths = {1000, 10000}, c.depth_samples = 50, c.snapshot_finished = 10000;
       c.bigtx_sizes = {1, 100, 10000}, c.bigtx_min_calls = 1000;
+      c.group_keys = {1000, 10000};
     }
     else
     {
@@ -165,10 +166,10 @@ int main(int argc, char **argv)
 
     results r;
     using fn = void (*)(driver &, const config &, results &);
-    const std::pair<const char *, fn> plan[] = {{"enqueue", scenario_enqueue},   {"drain", scenario_drain},
-                                                {"e2e", scenario_e2e},           {"steady", scenario_steady},
-                                                {"latency", scenario_latency},   {"depth", scenario_depth},
-                                                {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx}};
+    const std::pair<const char *, fn> plan[] = {
+        {"enqueue", scenario_enqueue},   {"drain", scenario_drain},     {"e2e", scenario_e2e},
+        {"steady", scenario_steady},     {"latency", scenario_latency}, {"depth", scenario_depth},
+        {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx},     {"groups", scenario_groups}};
     for (const auto &[name, run] : plan)
     {
       if (!c.wants(name))

@@ -552,4 +552,51 @@ void scenario_bigtx(driver &d, const config &c, results &r)
     }
 }
 
+// Group keys (pgjq only; the recipe has none): a claim's cost with 1 000 and 100 000 keys of which 99 % are
+// blocked (their job in flight, the next one waiting). Waiting jobs are outside the claim index, so the
+// claim should cost the same at both sizes. Each sample is an in-transaction claim of one job, rolled back,
+// so the queue is the same for every sample.
+void scenario_groups(driver &d, const config &c, results &r)
+{
+  if (d.name() != "pgjq")
+    return;
+  for (const std::int64_t keys : c.group_keys)
+  {
+    std::vector<double> ms;
+    for (int run = 0; run < c.runs; ++run)
+    {
+      d.reset();
+      pg_session &db = d.admin();
+      // Two jobs per key: the first pending, the second waiting behind it.
+      for (std::int64_t first = 0; first < keys; first += 5000)
+      {
+        const std::string last = std::to_string(std::min(keys, first + 5000) - 1);
+        db.exec("SELECT pgjq.enqueue_batch('t', (SELECT jsonb_agg(g % 2) FROM generate_series(0, 2 * (" + last + " - " +
+                std::to_string(first) + ") + 1) g), 'default', group_keys => (SELECT array_agg('k' || (" +
+                std::to_string(first) + " + g / 2)) FROM generate_series(0, 2 * (" + last + " - " +
+                std::to_string(first) + ") + 1) g))");
+      }
+      // 99 % of the keys blocked: their first job claimed and held.
+      std::int64_t blocked = 0;
+      while (blocked < keys * 99 / 100)
+        blocked +=
+            db.scalar_int("SELECT count(*) FROM pgjq.claim_job_batch('blocker', NULL, " +
+                          std::to_string(std::min<std::int64_t>(10000, keys * 99 / 100 - blocked)) + ", 'default')");
+      d.vacuum_analyze();
+      checkpoint(d);
+      for (int i = 0; i < c.depth_samples; ++i)
+      {
+        const auto t0 = steady::now();
+        db.exec("BEGIN; SELECT count(*) FROM pgjq.claim_in_transaction('w', NULL, 1, 'default'); ROLLBACK");
+        ms.push_back(seconds_between(t0, steady::now()) * 1e3);
+      }
+      progress(d, "groups: %lld keys, %lld blocked, run %d: claim %.3f ms (median)", static_cast<long long>(keys),
+               static_cast<long long>(blocked), run + 1, median_of(ms));
+    }
+    const std::string ks = std::to_string(keys);
+    r.add("groups_claim_" + ks, "claim 1 job, " + ks + " group keys, 99% blocked", "ms", false, d.name(), summarize(ms),
+          std::to_string(c.depth_samples) + " samples x " + std::to_string(c.runs) + " runs");
+  }
+}
+
 } // namespace pgjq::bench

@@ -40,7 +40,9 @@ struct config
   std::int64_t snapshot_finished = 100000;
   std::vector<std::int64_t> bigtx_sizes{1, 100, 10000, 100000}; // calls per transaction
   std::int64_t bigtx_min_calls = 10000;                         // smaller transactions are repeated to this
-  std::set<std::string> scenarios{"enqueue", "drain", "e2e", "steady", "latency", "depth", "snapshot", "bigtx"};
+  std::vector<std::int64_t> group_keys{1000, 100000};           // the groups scenario's sizes
+  std::set<std::string> scenarios{"enqueue", "drain",    "e2e",   "steady", "latency",
+                                  "depth",   "snapshot", "bigtx", "groups"};
 
   bool wants(const std::string &s) const { return scenarios.count(s) > 0; }
 };
@@ -81,5 +83,6 @@ void scenario_latency(driver &d, const config &c, results &r);
 void scenario_depth(driver &d, const config &c, results &r);
 void scenario_snapshot(driver &d, const config &c, results &r);
 void scenario_bigtx(driver &d, const config &c, results &r);
+void scenario_groups(driver &d, const config &c, results &r);
 
 } // namespace pgjq::bench

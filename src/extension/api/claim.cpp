@@ -16,6 +16,7 @@
 #include "core/lifecycle.hpp"
 #include "core/spi.hpp"
 #include "core/transaction_claims.hpp"
+#include "core/worker_commit.hpp"
 #include "maintenance/wake.hpp"
 
 namespace {
@@ -351,6 +352,7 @@ void claim_into(FunctionCallInfo fcinfo, const api_call& call, const char* worke
 PGJQ_API_FUNCTION(claim_job_batch)
 {
     require_some(call, cap_worker);
+    relax_worker_commit();
     char* worker_id = short_text_arg(fcinfo, 0, "worker_id");
     ArrayType* job_types = job_types_arg(fcinfo, 1);
     int32 batch_size = int_arg_in_range(fcinfo, 2, "batch_size", 1, k_max_batch_size);
@@ -368,6 +370,7 @@ PGJQ_API_FUNCTION(claim_job_batch)
 PGJQ_API_FUNCTION(complete_and_claim)
 {
     require_some(call, cap_worker);
+    relax_worker_commit();
     char* worker_id = short_text_arg(fcinfo, 0, "worker_id");
     ArrayType* completed = PG_ARGISNULL(1) ? nullptr : PG_GETARG_ARRAYTYPE_P(1);
     ArrayType* job_types = job_types_arg(fcinfo, 2);

@@ -6,12 +6,14 @@
 #include "core/lifecycle.hpp"
 #include "core/refusals.hpp"
 #include "core/transaction_claims.hpp"
+#include "core/worker_commit.hpp"
 
 using namespace pgjq;
 
 PGJQ_API_FUNCTION(complete)
 {
     require_some(call, cap_worker);
+    relax_worker_commit();
     int64 job_id = job_id_arg(fcinfo, 0);
     char* worker_id = short_text_arg(fcinfo, 1, "worker_id");
     Jsonb* result = optional_json_arg(fcinfo, 2, "result");
@@ -27,6 +29,7 @@ PGJQ_API_FUNCTION(complete)
 PGJQ_API_FUNCTION(complete_batch)
 {
     require_some(call, cap_worker);
+    relax_worker_commit();
     require_arg(fcinfo, 0, "job_ids");
     ArrayType* ids = PG_GETARG_ARRAYTYPE_P(0);
     char* worker_id = short_text_arg(fcinfo, 1, "worker_id");

@@ -8,6 +8,7 @@
 #include "core/refusals.hpp"
 #include "core/spi.hpp"
 #include "core/transaction_claims.hpp"
+#include "core/worker_commit.hpp"
 #include "maintenance/notification_relay.hpp"
 
 namespace {
@@ -132,6 +133,7 @@ const char* requeue_or_bury(const fail_request& r, Oid role, SPIPlanPtr requeue,
 PGJQ_API_FUNCTION(fail)
 {
     require_some(call, cap_worker);
+    relax_worker_commit();
     fail_request r = fail_args(fcinfo);
     SPI_connect();
     Datum values[3] = {Int64GetDatum(r.job_id), CStringGetTextDatum(r.worker_id), ObjectIdGetDatum(call.caller)};

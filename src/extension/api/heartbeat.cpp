@@ -6,6 +6,7 @@
 #include "core/job_columns.hpp"
 #include "core/refusals.hpp"
 #include "core/spi.hpp"
+#include "core/worker_commit.hpp"
 
 namespace {
 
@@ -42,6 +43,7 @@ versioned_plan s_progress = {
 PGJQ_API_FUNCTION(heartbeat)
 {
     require_some(call, cap_worker);
+    relax_worker_commit();
     int64 job_id = job_id_arg(fcinfo, 0);
     char* worker_id = short_text_arg(fcinfo, 1, "worker_id");
     SPI_connect();
@@ -57,6 +59,7 @@ PGJQ_API_FUNCTION(heartbeat)
 PGJQ_API_FUNCTION(progress)
 {
     require_some(call, cap_worker);
+    relax_worker_commit();
     int64 job_id = job_id_arg(fcinfo, 0);
     char* worker_id = short_text_arg(fcinfo, 1, "worker_id");
     int32 progress = int_arg_in_range(fcinfo, 2, "progress", 0, 100);

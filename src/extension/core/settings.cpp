@@ -8,6 +8,7 @@ namespace pgjq {
 int max_payload_bytes = 1024 * 1024;
 int max_batch_bytes = 64 * 1024 * 1024;
 int forced_depth_slot = -1;
+bool synchronous_worker_commit = false;
 int maintenance_naptime_ms = 5000;
 int launcher_naptime_s = 30;
 int prune_interval_s = 60;
@@ -45,6 +46,12 @@ void define_settings()
         "For tests that need two sessions to share or not share a slot. Superusers only: a "
         "session holding every slot's row would block a queue's producers and workers.",
         &forced_depth_slot, -1, -1, k_depth_slots - 1, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "pgjq.synchronous_worker_commit",
+        "Whether a worker call that is a transaction by itself waits for its WAL to be flushed.",
+        "Off: claims, completions, failures and heartbeats made outside a transaction block commit like "
+        "synchronous_commit = off; a crash may undo the last of them, and their jobs run again.",
+        &synchronous_worker_commit, false, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pgjq.naptime", "Longest time a pgjq maintenance worker sleeps between two passes.",
                             "Workers wake earlier for due jobs, expiring leases and pruning.", &maintenance_naptime_ms,
                             5000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);

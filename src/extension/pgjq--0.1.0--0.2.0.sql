@@ -473,3 +473,106 @@ GRANT EXECUTE ON FUNCTION
     pgjq.alter_queue(text, bigint, boolean, integer, interval, interval, interval, interval, boolean, boolean,
                      integer, integer, integer, interval, interval)
     TO PUBLIC;
+
+-- Periodic jobs and bulk operations -------------------------------------------------------------------
+-- (core/cron.hpp, core/schedule_clock.hpp, api/schedules.cpp, maintenance/schedules.cpp, core/revive.hpp,
+-- api/bulk.cpp; docs/schedules.md)
+
+-- A schedule enqueues a job at each firing of its cron expression in its time zone, as the role that set it
+-- (scheduled_by). next_run is its next firing (NULL while paused); every firing before it has been handled.
+-- retry_at: the firing at next_run was refused (last_error says why) and is tried again then. Dropping the
+-- queue drops its schedules.
+CREATE TABLE pgjq.schedules (
+    schedule_name  text        PRIMARY KEY,
+    cron           text        NOT NULL,
+    time_zone      text        NOT NULL,
+    job_type       text        NOT NULL,
+    payload        jsonb       NOT NULL,
+    queue_name     text        NOT NULL REFERENCES pgjq.queues (queue_name) ON DELETE CASCADE,
+    priority       integer     NOT NULL,
+    max_attempts   integer,
+    missed         text        NOT NULL,
+    paused         boolean     NOT NULL,
+    scheduled_by   regrole     NOT NULL,
+    next_run       timestamptz,
+    retry_at       timestamptz,
+    failures       integer     NOT NULL DEFAULT 0,
+    last_run       timestamptz,
+    last_job_id    bigint,
+    last_error     text,
+    last_error_at  timestamptz,
+    jobs_enqueued  bigint      NOT NULL DEFAULT 0,
+    firings_missed bigint      NOT NULL DEFAULT 0,
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    updated_at     timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT schedule_name_length CHECK (octet_length(schedule_name) BETWEEN 1 AND 200),
+    CONSTRAINT schedule_missed CHECK (missed IN ('skip', 'run_once')),
+    CONSTRAINT schedule_priority_range CHECK (priority BETWEEN 0 AND 32767),
+    CONSTRAINT schedule_max_attempts_range CHECK (max_attempts IS NULL OR max_attempts BETWEEN 1 AND 1000)
+);
+COMMENT ON TABLE pgjq.schedules IS 'periodic jobs; change them with pgjq.schedule, pgjq.unschedule, pgjq.pause_schedule and pgjq.resume_schedule';
+-- What the maintenance worker fires next.
+CREATE INDEX schedules_due_idx ON pgjq.schedules ((coalesce(retry_at, next_run))) WHERE NOT paused;
+CREATE INDEX schedules_queue_idx ON pgjq.schedules (queue_name);
+SELECT pg_catalog.pg_extension_config_dump('pgjq.schedules', '');
+-- A schedule is read as its jobs are: by its queue's workers, admins and observers, and by the producer whose
+-- role set it.
+ALTER TABLE pgjq.schedules ENABLE ROW LEVEL SECURITY;
+CREATE POLICY readable ON pgjq.schedules FOR SELECT USING (pgjq.may_read_job(queue_name, scheduled_by));
+
+-- Creates the schedule or replaces the one of that name (keeping its history); returns its first firing.
+-- missed: 'skip' drops firings missed by more than a minute (the server was down), 'run_once' enqueues one
+-- job for all of them.
+CREATE FUNCTION pgjq.schedule(schedule_name text, cron text, job_type text, payload jsonb DEFAULT '{}',
+                              queue_name text DEFAULT 'default', priority integer DEFAULT 100,
+                              max_attempts integer DEFAULT NULL, time_zone text DEFAULT 'UTC',
+                              missed text DEFAULT 'skip', paused boolean DEFAULT false)
+    RETURNS timestamptz LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_schedule';
+CREATE FUNCTION pgjq.unschedule(schedule_name text)
+    RETURNS boolean LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_unschedule';
+CREATE FUNCTION pgjq.pause_schedule(schedule_name text)
+    RETURNS boolean LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_pause_schedule';
+CREATE FUNCTION pgjq.resume_schedule(schedule_name text)
+    RETURNS boolean LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_resume_schedule';
+-- The firings an expression would have after a time, in a time zone (at most 1000).
+CREATE FUNCTION pgjq.next_firings(cron text, time_zone text DEFAULT 'UTC', after timestamptz DEFAULT now(),
+                                  count integer DEFAULT 10)
+    RETURNS SETOF timestamptz LANGUAGE c STABLE SET search_path = pg_catalog, pg_temp ROWS 10
+    AS 'MODULE_PATHNAME', 'pgjq_next_firings';
+-- What the maintenance worker does when schedules are due, by hand: returns the jobs enqueued.
+CREATE FUNCTION pgjq.fire_schedules()
+    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_fire_schedules';
+
+-- Bulk operations on one queue's jobs, for its admins. Each call handles at most max_jobs jobs (1-10000) in
+-- the caller's transaction, skipping rows other transactions hold, and returns how many it handled: call it
+-- again until it returns 0. NULL filters match everything; time ranges are [after, before).
+CREATE FUNCTION pgjq.retry_failed(queue_name text, job_type text DEFAULT NULL, failed_after timestamptz DEFAULT NULL,
+                                  failed_before timestamptz DEFAULT NULL, max_jobs integer DEFAULT 1000)
+    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_retry_failed';
+CREATE FUNCTION pgjq.cancel_jobs(queue_name text, job_type text DEFAULT NULL, created_after timestamptz DEFAULT NULL,
+                                 created_before timestamptz DEFAULT NULL, status pgjq.job_status DEFAULT NULL,
+                                 max_jobs integer DEFAULT 1000)
+    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_cancel_jobs';
+CREATE FUNCTION pgjq.delete_jobs(queue_name text, job_type text DEFAULT NULL, finished_after timestamptz DEFAULT NULL,
+                                 finished_before timestamptz DEFAULT NULL, status pgjq.job_status DEFAULT NULL,
+                                 max_jobs integer DEFAULT 1000)
+    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_delete_jobs';
+
+GRANT EXECUTE ON FUNCTION
+    pgjq.schedule(text, text, text, jsonb, text, integer, integer, text, text, boolean), pgjq.unschedule(text),
+    pgjq.pause_schedule(text), pgjq.resume_schedule(text), pgjq.next_firings(text, text, timestamptz, integer),
+    pgjq.fire_schedules(),
+    pgjq.retry_failed(text, text, timestamptz, timestamptz, integer),
+    pgjq.cancel_jobs(text, text, timestamptz, timestamptz, pgjq.job_status, integer),
+    pgjq.delete_jobs(text, text, timestamptz, timestamptz, pgjq.job_status, integer)
+    TO PUBLIC;
+REVOKE ALL ON pgjq.schedules FROM PUBLIC;
+GRANT SELECT ON pgjq.schedules TO PUBLIC;

@@ -1,10 +1,12 @@
 // duties.cpp: the table of maintenance duties (see duty.hpp). Each round runs them in this order: leases
-// first, so that a recovered job is announced in the same round; waiting jobs before the relay, which
-// announces those they start; the relay before the vacuum, which it tells whether jobs moved. The order is also that of db_slot::duties.
+// first, so that a recovered job is announced in the same round; schedules and waiting jobs before the relay,
+// which announces the jobs they enqueue or start; the relay before the vacuum, which it tells whether jobs
+// moved. The order is also that of db_slot::duties.
 #include "maintenance/duty.hpp"
 
 extern const pgjq::duty k_lease_recovery_duty;
 extern const pgjq::duty k_due_jobs_duty;
+extern const pgjq::duty k_schedules_duty;
 extern const pgjq::duty k_prune_duty;
 extern const pgjq::duty k_waiting_jobs_duty;
 extern const pgjq::duty k_notification_relay_duty;
@@ -13,7 +15,7 @@ extern const pgjq::duty k_live_table_vacuum_duty;
 namespace pgjq {
 
 const duty* const k_duties[] = {
-    &k_lease_recovery_duty, &k_due_jobs_duty,           &k_prune_duty,
+    &k_lease_recovery_duty, &k_due_jobs_duty,           &k_schedules_duty,         &k_prune_duty,
     &k_waiting_jobs_duty,   &k_notification_relay_duty, &k_live_table_vacuum_duty,
 };
 const int k_duty_count = sizeof k_duties / sizeof k_duties[0];

@@ -225,7 +225,7 @@ bool database_ready()
         s_slot->absent_at = now;
         s_slot->absent = true;
         // Reports that brought the worker here are answered: the extension has gone since.
-        s_slot->reported_due = s_slot->reported_lease_end = s_slot->requested_at = 0;
+        s_slot->reported_due = s_slot->reported_lease_end = s_slot->reported_schedule = s_slot->requested_at = 0;
         SpinLockRelease(&state->mutex);
         // The launcher tries every database: where pgjq is absent this is routine, not news.
         exit_quietly("extension pgjq is not installed in this database", DEBUG1);
@@ -529,21 +529,16 @@ void commit_duty_transaction()
     pgstat_report_stat(false);
 }
 
-static TimestampTz* reported_field(db_slot* slot, deadline_kind kind)
-{
-    return kind == deadline_kind::job_due ? &slot->reported_due : &slot->reported_lease_end;
-}
-
 // How many reports of each kind the duty concerned had seen at its last look: a report made after it (even
 // one of a later time, absorbed by the earlier one still recorded) keeps the record for the next look.
-static uint32 s_reports_seen[2];
+static uint32 s_reports_seen[k_deadline_kinds];
 
 TimestampTz reported_deadline(const maintenance_round& round, deadline_kind kind)
 {
-    int k = kind == deadline_kind::job_due ? 0 : 1;
+    int k = static_cast<int>(kind);
     worker_shared* state = worker_state();
     SpinLockAcquire(&state->mutex);
-    TimestampTz reported = *reported_field(round.slot, kind);
+    TimestampTz reported = *reported_deadline_field(round.slot, kind);
     s_reports_seen[k] = round.slot->reports[k];
     SpinLockRelease(&state->mutex);
     return reported;
@@ -551,10 +546,10 @@ TimestampTz reported_deadline(const maintenance_round& round, deadline_kind kind
 
 void forget_reported_deadline(const maintenance_round& round, deadline_kind kind, TimestampTz reported)
 {
-    int k = kind == deadline_kind::job_due ? 0 : 1;
+    int k = static_cast<int>(kind);
     worker_shared* state = worker_state();
     SpinLockAcquire(&state->mutex);
-    TimestampTz* field = reported_field(round.slot, kind);
+    TimestampTz* field = reported_deadline_field(round.slot, kind);
     if (*field == reported && round.slot->reports[k] == s_reports_seen[k])
         *field = 0;
     SpinLockRelease(&state->mutex);

@@ -87,6 +87,19 @@ void worker_shmem_startup()
     s_state = init_state();
 }
 
+TimestampTz* reported_deadline_field(db_slot* slot, deadline_kind kind)
+{
+    switch (kind) {
+    case deadline_kind::job_due:
+        return &slot->reported_due;
+    case deadline_kind::lease_ends:
+        return &slot->reported_lease_end;
+    case deadline_kind::schedule_due:
+        break;
+    }
+    return &slot->reported_schedule;
+}
+
 db_slot* find_slot(worker_shared* state, Oid dboid)
 {
     for (int i = 0; i < state->nslots; i++)
@@ -162,8 +175,8 @@ TimestampTz next_service(const db_slot* slot, TimestampTz now, const char** reas
     const char* why = nullptr;
     TimestampTz due = DT_NOEND;
     // A report from a backend of the database shows that the extension is there now.
-    bool reported =
-        slot->reported_due != 0 || slot->reported_lease_end != 0 || (with_requests && slot->requested_at != 0);
+    bool reported = slot->reported_due != 0 || slot->reported_lease_end != 0 || slot->reported_schedule != 0 ||
+        (with_requests && slot->requested_at != 0);
     if (slot->absent && !reported) {
         due = TimestampTzPlusMilliseconds(slot->absent_at, launcher_naptime_s * 1000L);
         why = "extension not installed: look again";
@@ -179,15 +192,19 @@ TimestampTz next_service(const db_slot* slot, TimestampTz now, const char** reas
                                                                              : nullptr;
         // A report for a duty that backs off after failures waits for its retry.
         TimestampTz due_report = slot->reported_due, lease_report = slot->reported_lease_end;
+        TimestampTz schedule_report = slot->reported_schedule;
         if (due_report != 0)
             due_report = Max(due_report, backing_off_until(slot, "due_jobs"));
         if (lease_report != 0)
             lease_report = Max(lease_report, backing_off_until(slot, "lease_recovery"));
+        if (schedule_report != 0)
+            schedule_report = Max(schedule_report, backing_off_until(slot, "schedules"));
         const struct {
             TimestampTz at;
             const char* why;
         } reports[] = {{due_report, "due_jobs"},
                        {lease_report, "lease_recovery"},
+                       {schedule_report, "schedules"},
                        {with_requests ? slot->requested_at : 0, "requested: notifications or start_worker()"}};
         for (const auto& r : reports)
             if (r.at != 0 && r.at < due) {

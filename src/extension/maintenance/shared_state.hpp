@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/pg.hpp"
+#include "maintenance/wake.hpp"
 
 namespace pgjq {
 
@@ -40,7 +41,9 @@ struct db_slot {
     TimestampTz next_wake;           // when the worker plans to wake next; 0 while a round runs
     TimestampTz reported_due;        // earliest due time backends reported since the last look; 0 = none
     TimestampTz reported_lease_end;  // earliest lease end claims reported since the last look; 0 = none
-    uint32 reports[2];               // reports of each kind (due, lease) so far: a duty forgets only what it saw
+    TimestampTz reported_schedule;   // earliest firing schedules reported since the last look; 0 = none
+    // Reports of each kind so far (deadline_kind): a duty forgets only what it saw.
+    uint32 reports[k_deadline_kinds];
     // Serving in turn (launcher.cpp): what the last worker left, and what backends asked for since.
     bool idle_exit;             // the last worker left on purpose: idle, or to let other databases be served
     TimestampTz deadline;       // when work is next due here, as the last worker left it; DT_NOEND: none
@@ -79,6 +82,9 @@ worker_shared* worker_state_if_attached();
 // worker_state(), but nullptr instead of an ERROR when there is no room.
 worker_shared* worker_state_no_error();
 void worker_shmem_startup();
+
+// With the mutex held: the slot's field for the reports of `kind` (reported_due, ...).
+TimestampTz* reported_deadline_field(db_slot* slot, deadline_kind kind);
 
 // With the mutex held: the slot of `dboid`, or nullptr.
 db_slot* find_slot(worker_shared* state, Oid dboid);

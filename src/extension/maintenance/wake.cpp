@@ -16,23 +16,22 @@ namespace {
 using namespace pgjq;
 
 // The earliest deadline of each kind this transaction reported; 0: none.
-TimestampTz s_pending[2] = {0, 0};
+TimestampTz s_pending[k_deadline_kinds];
 
 void wake_at_commit(XactEvent event, void* arg)
 {
     switch (event) {
     case XACT_EVENT_COMMIT:
     case XACT_EVENT_PARALLEL_COMMIT:
-        if (s_pending[0] != 0)
-            wake_worker_for(MyDatabaseId, s_pending[0], deadline_kind::job_due);  // never raises
-        if (s_pending[1] != 0)
-            wake_worker_for(MyDatabaseId, s_pending[1], deadline_kind::lease_ends);
-        s_pending[0] = s_pending[1] = 0;
+        for (int k = 0; k < k_deadline_kinds; k++)
+            if (s_pending[k] != 0)
+                wake_worker_for(MyDatabaseId, s_pending[k], static_cast<deadline_kind>(k));  // never raises
+        memset(s_pending, 0, sizeof s_pending);
         break;
     case XACT_EVENT_ABORT:
     case XACT_EVENT_PARALLEL_ABORT:
     case XACT_EVENT_PREPARE:
-        s_pending[0] = s_pending[1] = 0;
+        memset(s_pending, 0, sizeof s_pending);
         break;
     default:
         break;
@@ -57,9 +56,9 @@ void wake_worker_for(Oid dboid, TimestampTz due, deadline_kind kind)
         // The worker takes the earliest reported due time at its next look and includes it in that
         // look's due window, so a job that committed late (after that look's snapshot, or
         // after its run_at had passed) is notified too. next_wake == 0 means a round is running.
-        TimestampTz* reported = kind == deadline_kind::job_due ? &slot->reported_due : &slot->reported_lease_end;
+        TimestampTz* reported = reported_deadline_field(slot, kind);
         bool earlier = *reported == 0 || due < *reported;
-        slot->reports[kind == deadline_kind::job_due ? 0 : 1]++;  // even when absorbed by an earlier one
+        slot->reports[static_cast<int>(kind)]++;  // even when absorbed by an earlier one
         if (earlier)
             *reported = due;
         if (slot->pid != 0) {
@@ -83,7 +82,7 @@ void wake_maintenance_at_commit(TimestampTz when, deadline_kind kind)
 {
     if (worker_state_no_error() == nullptr)
         return;
-    TimestampTz* pending = &s_pending[kind == deadline_kind::job_due ? 0 : 1];
+    TimestampTz* pending = &s_pending[static_cast<int>(kind)];
     if (*pending == 0 || when < *pending)
         *pending = when;
 }

@@ -1,13 +1,14 @@
 // wake.hpp: waking a database's maintenance worker when a transaction commits something the worker must
 // act on before its planned wake-up: a job that falls due (a delayed enqueue, a retry with backoff, a lease
-// recovery's requeue) or a lease that ends (a claim).
+// recovery's requeue), a lease that ends (a claim) or a schedule's firing (pgjq.schedule).
 #pragma once
 
 #include "core/pg.hpp"
 
 namespace pgjq {
 
-enum class deadline_kind { job_due, lease_ends };
+enum class deadline_kind { job_due, lease_ends, schedule_due };
+constexpr int k_deadline_kinds = 3;
 
 // At commit of this transaction, tells this database's maintenance worker of the deadline.
 void wake_maintenance_at_commit(TimestampTz when, deadline_kind kind = deadline_kind::job_due);

@@ -372,4 +372,102 @@ std::int64_t connection::prune(std::chrono::microseconds older_than)
   return count ? *count : 0;
 }
 
+// Periodic jobs ----------------------------------------------------------------------------------------
+
+namespace
+{
+
+std::optional<std::string> timestamp_param(const std::optional<time_point> &value)
+{
+  if (!value)
+    return std::nullopt;
+  return detail::format_timestamp(*value);
+}
+
+bool single_bool(const detail::result &res)
+{
+  return res.rows() > 0 && !res.is_null(0, 0) && detail::parse_bool(res.view(0, 0));
+}
+
+// A bulk operation's arguments: queue_name, job_type, after, before, (status,) max_jobs.
+params bulk_params(const std::string &queue, const job_filter &f, bool with_status)
+{
+  params p = {queue, f.job_type, timestamp_param(f.after), timestamp_param(f.before)};
+  if (with_status)
+    p.push_back(f.status ? std::optional<std::string>(std::string(to_string(*f.status))) : std::nullopt);
+  p.push_back(text(static_cast<std::int64_t>(f.max_jobs)));
+  return p;
+}
+
+} // namespace
+
+std::optional<time_point> connection::schedule(const std::string &name, const std::string &cron,
+                                               const std::string &job_type, const nlohmann::json &payload,
+                                               const schedule_options &o)
+{
+  detail::result res =
+      run(calls::schedule, {name, cron, job_type, payload.dump(), o.queue, text(static_cast<std::int64_t>(o.priority)),
+                            opt(o.max_attempts), o.time_zone,
+                            std::string(o.missed == missed_firings::run_once ? "run_once" : "skip"), text(o.paused)});
+  if (res.rows() < 1 || res.is_null(0, 0))
+    return std::nullopt;
+  return detail::parse_epoch(res.view(0, 0));
+}
+
+bool connection::unschedule(const std::string &name) { return single_bool(run(calls::unschedule, {name})); }
+
+bool connection::pause_schedule(const std::string &name) { return single_bool(run(calls::pause_schedule, {name})); }
+
+bool connection::resume_schedule(const std::string &name) { return single_bool(run(calls::resume_schedule, {name})); }
+
+std::vector<schedule_info> connection::schedules()
+{
+  detail::result res = run(calls::schedules_all, {});
+  std::vector<schedule_info> out;
+  for (int row = 0; row < res.rows(); ++row)
+    out.push_back(detail::read_schedule(res, row));
+  return out;
+}
+
+std::optional<schedule_info> connection::get_schedule(const std::string &name)
+{
+  detail::result res = run(calls::schedule_one, {name});
+  if (res.rows() == 0)
+    return std::nullopt;
+  return detail::read_schedule(res, 0);
+}
+
+std::vector<time_point> connection::next_firings(const std::string &cron, const std::string &time_zone,
+                                                 std::optional<time_point> after, int count)
+{
+  detail::result res =
+      run(calls::next_firings, {cron, time_zone, timestamp_param(after), text(static_cast<std::int64_t>(count))});
+  std::vector<time_point> out;
+  for (int row = 0; row < res.rows(); ++row)
+    out.push_back(detail::parse_epoch(res.view(row, 0)));
+  return out;
+}
+
+// Bulk operations --------------------------------------------------------------------------------------
+
+std::int64_t connection::retry_failed(const std::string &queue, const job_filter &filter)
+{
+  if (filter.status)
+    throw usage_error("pgjq::connection::retry_failed: it retries failed jobs; filter.status must be unset");
+  const auto count = single_int(run(calls::retry_failed, bulk_params(queue, filter, false)));
+  return count ? *count : 0;
+}
+
+std::int64_t connection::cancel_jobs(const std::string &queue, const job_filter &filter)
+{
+  const auto count = single_int(run(calls::cancel_jobs, bulk_params(queue, filter, true)));
+  return count ? *count : 0;
+}
+
+std::int64_t connection::delete_jobs(const std::string &queue, const job_filter &filter)
+{
+  const auto count = single_int(run(calls::delete_jobs, bulk_params(queue, filter, true)));
+  return count ? *count : 0;
+}
+
 } // namespace pgjq

@@ -53,6 +53,46 @@ job read_job(const result &res, int row)
   return j;
 }
 
+namespace
+{
+
+std::optional<time_point> optional_epoch(const result &res, int row, int col)
+{
+  if (res.is_null(row, col))
+    return std::nullopt;
+  return parse_epoch(res.view(row, col));
+}
+
+} // namespace
+
+schedule_info read_schedule(const result &res, int row)
+{
+  schedule_info s;
+  s.name = res.text(row, 0);
+  s.cron = res.text(row, 1);
+  s.time_zone = res.text(row, 2);
+  s.job_type = res.text(row, 3);
+  s.payload_text = res.text(row, 4);
+  s.queue = res.text(row, 5);
+  s.priority = static_cast<int>(parse_int64(res.view(row, 6)));
+  if (!res.is_null(row, 7))
+    s.max_attempts = static_cast<int>(parse_int64(res.view(row, 7)));
+  s.missed = res.view(row, 8) == "run_once" ? missed_firings::run_once : missed_firings::skip;
+  s.paused = parse_bool(res.view(row, 9));
+  s.scheduled_by = res.text(row, 10);
+  s.next_run = optional_epoch(res, row, 11);
+  s.retry_at = optional_epoch(res, row, 12);
+  s.failures = static_cast<int>(parse_int64(res.view(row, 13)));
+  s.last_run = optional_epoch(res, row, 14);
+  if (!res.is_null(row, 15))
+    s.last_job_id = parse_int64(res.view(row, 15));
+  s.last_error = optional_text(res, row, 16);
+  s.last_error_at = optional_epoch(res, row, 17);
+  s.jobs_enqueued = parse_int64(res.view(row, 18));
+  s.firings_missed = parse_int64(res.view(row, 19));
+  return s;
+}
+
 queue_stats read_stats(const result &res, int row)
 {
   queue_stats s;

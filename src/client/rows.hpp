@@ -21,7 +21,14 @@ namespace pgjq::detail
   "queue_name, pending, scheduled, claimed, running, completed, failed, cancelled, "                                   \
   "(extract(epoch from oldest_runnable_age) * 1000000)::bigint, max_pending, fifo, paused, waiting"
 
+// Columns of pgjq.schedules read by read_schedule.
+#define PGJQ_SCHEDULE_COLUMNS                                                                                          \
+  "schedule_name, cron, time_zone, job_type, payload, queue_name, priority, max_attempts, missed, paused, "            \
+  "scheduled_by, extract(epoch from next_run), extract(epoch from retry_at), failures, extract(epoch from last_run), " \
+  "last_job_id, last_error, extract(epoch from last_error_at), jobs_enqueued, firings_missed"
+
 job read_job(const result &res, int row);
+schedule_info read_schedule(const result &res, int row);
 queue_stats read_stats(const result &res, int row);
 
 } // namespace pgjq::detail

@@ -117,6 +117,38 @@ inline constexpr statement resume_queue{"pgjq_resume_queue", "SELECT pgjq.resume
 inline constexpr statement retry{"pgjq_retry", "SELECT pgjq.retry($1)", 1, {int8}};
 inline constexpr statement recover_stale{"pgjq_recover_stale", "SELECT pgjq.recover_stale()", 0, {}};
 inline constexpr statement prune{"pgjq_prune", "SELECT pgjq.prune($1)", 1, {interval}};
+// Bulk: queue_name, job_type, after, before, (status,) max_jobs
+inline constexpr statement retry_failed{"pgjq_retry_failed",
+                                        "SELECT pgjq.retry_failed($1, $2, $3, $4, $5)",
+                                        5,
+                                        {text, text, timestamptz, timestamptz, int4}};
+inline constexpr statement cancel_jobs{"pgjq_cancel_jobs",
+                                       "SELECT pgjq.cancel_jobs($1, $2, $3, $4, $5::pgjq.job_status, $6)",
+                                       6,
+                                       {text, text, timestamptz, timestamptz, text, int4}};
+inline constexpr statement delete_jobs{"pgjq_delete_jobs",
+                                       "SELECT pgjq.delete_jobs($1, $2, $3, $4, $5::pgjq.job_status, $6)",
+                                       6,
+                                       {text, text, timestamptz, timestamptz, text, int4}};
+
+// Periodic jobs: schedule_name, cron, job_type, payload, queue_name, priority, max_attempts, time_zone,
+// missed, paused
+inline constexpr statement schedule{"pgjq_schedule",
+                                    "SELECT extract(epoch from pgjq.schedule($1, $2, $3, $4, $5, $6, $7, $8, $9, $10))",
+                                    10,
+                                    {text, text, text, jsonb, text, int4, int4, text, text, boolean}};
+inline constexpr statement unschedule{"pgjq_unschedule", "SELECT pgjq.unschedule($1)", 1, {text}};
+inline constexpr statement pause_schedule{"pgjq_pause_schedule", "SELECT pgjq.pause_schedule($1)", 1, {text}};
+inline constexpr statement resume_schedule{"pgjq_resume_schedule", "SELECT pgjq.resume_schedule($1)", 1, {text}};
+inline constexpr statement schedules_all{
+    "pgjq_schedules_all", "SELECT " PGJQ_SCHEDULE_COLUMNS " FROM pgjq.schedules ORDER BY schedule_name", 0, {}};
+inline constexpr statement schedule_one{
+    "pgjq_schedule_one", "SELECT " PGJQ_SCHEDULE_COLUMNS " FROM pgjq.schedules WHERE schedule_name = $1", 1, {text}};
+inline constexpr statement next_firings{
+    "pgjq_next_firings",
+    "SELECT extract(epoch from f) FROM pgjq.next_firings($1, $2, coalesce($3, now()), $4) f",
+    4,
+    {text, text, timestamptz, int4}};
 } // namespace calls
 
 } // namespace pgjq::detail

@@ -33,7 +33,7 @@ const plan_text k_due = {
     "       missed = 'run_once', scheduled_by::oid, next_run, retry_at IS NOT NULL, failures"
     "  FROM pgjq.schedules"
     " WHERE NOT paused AND coalesce(retry_at, next_run) <= $1"
-    " ORDER BY coalesce(retry_at, next_run) LIMIT $2 FOR UPDATE SKIP LOCKED",
+    " ORDER BY coalesce(retry_at, next_run), schedule_name LIMIT $2 FOR UPDATE SKIP LOCKED",
     2, {TIMESTAMPTZOID, INT4OID}};
 // The public enqueue, as any producer calls it: job_type, payload, queue_name, priority, run_at, max_attempts.
 const plan_text k_enqueue = {

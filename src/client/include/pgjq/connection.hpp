@@ -176,6 +176,34 @@ public:
   // Deletes finished jobs older than the given age; returns the count.
   std::int64_t prune(std::chrono::microseconds older_than);
 
+  // Periodic jobs ------------------------------------------------------------------------------------
+  // Creates the schedule, or replaces the one of that name (keeping its history); returns its first firing
+  // (empty when paused). Its jobs are enqueued as this session's role, which must be a producer of the queue.
+  std::optional<time_point> schedule(const std::string &name, const std::string &cron, const std::string &job_type,
+                                     const nlohmann::json &payload = nlohmann::json::object(),
+                                     const schedule_options &options = {});
+  // False when there is no such schedule (that this role may see).
+  bool unschedule(const std::string &name);
+  bool pause_schedule(const std::string &name);
+  // Fires next at the first firing after now; what it missed while paused is not made up for.
+  bool resume_schedule(const std::string &name);
+  // The schedules this role may read, by name.
+  std::vector<schedule_info> schedules();
+  std::optional<schedule_info> get_schedule(const std::string &name);
+  // The next `count` firings of a cron expression in a time zone, after `after` (unset: now).
+  std::vector<time_point> next_firings(const std::string &cron, const std::string &time_zone = "UTC",
+                                       std::optional<time_point> after = std::nullopt, int count = 10);
+
+  // Bulk operations (a queue's admins) -------------------------------------------------------------------
+  // Each handles at most filter.max_jobs jobs, skipping rows other transactions hold, and returns how many
+  // it handled: call again until 0 (each call is its own transaction unless the caller opened one).
+  // Failed jobs back to pending (filter.status must be unset).
+  std::int64_t retry_failed(const std::string &queue, const job_filter &filter = {});
+  // Unfinished jobs cancelled; their workers learn it at their next call.
+  std::int64_t cancel_jobs(const std::string &queue, const job_filter &filter = {});
+  // Finished jobs deleted from the history.
+  std::int64_t delete_jobs(const std::string &queue, const job_filter &filter = {});
+
   // Runs a statement without parameters (BEGIN, COMMIT, SET ...). For the caller's own SQL, not the queue's.
   void execute(const std::string &sql);
 

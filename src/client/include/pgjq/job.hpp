@@ -133,6 +133,62 @@ struct queue_stats
   bool paused = false;
 };
 
+// What a schedule does with firings missed while nothing fired (the server was down): `skip` drops those
+// late by more than a minute, `run_once` enqueues one job for all of them.
+enum class missed_firings
+{
+  skip,
+  run_once
+};
+
+// Arguments of pgjq.schedule after the payload. The defaults are the SQL ones.
+struct schedule_options
+{
+  std::string queue = "default";
+  int priority = 100;
+  std::optional<int> max_attempts; // unset = the queue's setting
+  std::string time_zone = "UTC";   // a name of pg_timezone_names; cron times are its wall-clock times
+  missed_firings missed = missed_firings::skip;
+  bool paused = false;
+};
+
+// One row of pgjq.schedules.
+struct schedule_info
+{
+  std::string name;
+  std::string cron;
+  std::string time_zone;
+  std::string job_type;
+  std::string payload_text;
+  std::string queue;
+  int priority = 100;
+  std::optional<int> max_attempts;
+  missed_firings missed = missed_firings::skip;
+  bool paused = false;
+  std::string scheduled_by;           // the role its jobs are enqueued as
+  std::optional<time_point> next_run; // empty while paused
+  std::optional<time_point> retry_at; // the firing at next_run was refused (last_error) and is tried again then
+  int failures = 0;                   // refusals in a row
+  std::optional<time_point> last_run;
+  std::optional<std::int64_t> last_job_id;
+  std::optional<std::string> last_error;
+  std::optional<time_point> last_error_at;
+  std::int64_t jobs_enqueued = 0;
+  std::int64_t firings_missed = 0; // firings that got no job of their own (skipped, or coalesced into one)
+};
+
+// Which jobs retry_failed, cancel_jobs and delete_jobs take, besides their queue. Unset: any.
+struct job_filter
+{
+  std::optional<std::string> job_type;
+  // A time range [after, before): when the job failed (retry_failed), was enqueued (cancel_jobs) or
+  // finished (delete_jobs).
+  std::optional<time_point> after;
+  std::optional<time_point> before;
+  std::optional<job_status> status; // cancel_jobs: an unfinished status; delete_jobs: a final one
+  int max_jobs = 1000;              // most jobs one call handles (1-10000)
+};
+
 // A NOTIFY received on a LISTENed channel.
 struct notification
 {

@@ -9,7 +9,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(new_node wait_for_server maintenance_pids wait_for_maintenance wait_for_no_maintenance ids_from);
+our @EXPORT =
+  qw(new_node wait_for_server maintenance_pids wait_for_maintenance wait_for_no_maintenance ids_from schedule_fired_once);
 
 # new_node(NAME, preload => 1, conf => "extra lines"): an initialized, started cluster. Fast naptimes
 # keep the tests short; each test overrides what it measures.
@@ -85,6 +86,25 @@ sub ids_from
 {
 	my ($text, $tag) = @_;
 	return [ $text =~ /NOTICE:\s+$tag (\d+)/g ];
+}
+
+# Whether every firing of schedule $name between its first and its last job was handled once: one job
+# each, or counted as missed (coalesced into a later job), and no firing has two jobs (their run_at is the
+# firing they stand for). Returns (ok, jobs).
+sub schedule_fired_once
+{
+	my ($node, $name) = @_;
+	my $row = $node->safe_psql('postgres', qq{
+		SELECT count(*) = count(DISTINCT j.run_at) AND count(*) = s.jobs_enqueued
+		       AND s.jobs_enqueued + s.firings_missed
+		           = (SELECT count(*)
+		                FROM pgjq.next_firings(s.cron, s.time_zone, min(j.run_at) - interval '1 microsecond', 1000) f
+		               WHERE f <= max(j.run_at)),
+		       count(*)
+		  FROM pgjq.jobs j JOIN pgjq.schedules s ON s.job_type = j.job_type AND s.schedule_name = '$name'
+		 GROUP BY s.jobs_enqueued, s.firings_missed, s.cron, s.time_zone});
+	my ($ok, $jobs) = split /\|/, $row;
+	return (($ok // '') eq 't', $jobs // 0);
 }
 
 1;

@@ -208,6 +208,23 @@ SELECT pgjq.fire_schedules() AS fired;
 SELECT failures, jobs_enqueued FROM pgjq.schedules WHERE schedule_name = 'mine';
 SELECT count(*) AS own_jobs FROM pgjq.jobs WHERE job_type = 'own';
 
+-- a schedule whose role was dropped records that, and its queue's admin removes it
+CREATE ROLE regress_sched_gone;
+SELECT pgjq.grant_producer('regress_sched_gone', 'cron');
+SET ROLE regress_sched_gone;
+SELECT pgjq.schedule('orphan', '@hourly', 'orphan', '{}', 'cron') IS NOT NULL AS scheduled;
+RESET ROLE;
+SELECT pgjq.revoke_producer('regress_sched_gone');
+DROP ROLE regress_sched_gone;
+UPDATE pgjq.schedules SET next_run = now() - interval '1 second' WHERE schedule_name = 'orphan';
+SELECT pgjq.fire_schedules() AS refused;
+SELECT last_error LIKE 'role with OID %, which set the schedule, does not exist' AS role_gone,
+       jobs_enqueued
+  FROM pgjq.schedules WHERE schedule_name = 'orphan';
+SET ROLE regress_sched_admin;
+SELECT pgjq.unschedule('orphan') AS removed_by_admin;
+RESET ROLE;
+
 -- the producer removes its own schedule
 SET ROLE regress_sched_producer;
 SELECT pgjq.unschedule('mine'), pgjq.unschedule('mine') AS again;

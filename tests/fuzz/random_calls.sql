@@ -17,7 +17,8 @@ DECLARE
     -- literal values by argument type ("%id" is replaced by a job id that exists, or recently did)
     pools jsonb := $pools${
       "text": ["NULL", "''", "'default'", "'short'", "'fifo'", "'no_such_queue'", "'Bad Name'", "repeat('x', 49)",
-               "repeat('x', 201)", "repeat('é', 5000)", "'a''b'", "E'\\x01'", "'w'", "'t'", "'🙂'"],
+               "repeat('x', 201)", "repeat('é', 5000)", "'a''b'", "E'\\x01'", "'w'", "'t'", "'🙂'",
+               "'* * * * * *'", "'@every 1s'", "'0 0 29 2 */7'", "'America/New_York'", "'run_once'"],
       "jsonb": ["NULL", "'{}'", "'[]'", "'null'", "'1'", "'\"s\"'", "'[{}, {}]'", "'{\"a\": [1, 2]}'",
                 "(SELECT jsonb_agg(g) FROM generate_series(1, 10001) g)", "repeat('[', 100) || repeat(']', 100)"],
       "integer": ["NULL", "0", "1", "-1", "10", "100", "10000", "10001", "32767", "32768", "2147483647", "-2147483648"],

@@ -14,8 +14,7 @@ void relax_worker_commit()
         return;
     // SET LOCAL: for this transaction only. The function's own SET clauses do not name this setting, so the
     // change outlives the call until the commit.
-    (void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0,
-                             false);
+    (void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
 }
 
 }  // namespace pgjq

@@ -67,7 +67,7 @@ cluster=${TMPDIR:-/tmp}/pgjq-bench-$(id -u)
 trap 'stop_cluster "$cluster"' EXIT
 log "starting a throwaway cluster in $cluster (127.0.0.1:$port)"
 # pgjq as documented for production: preloaded, so that its maintenance worker runs and relays the
-# notifications (see README, Notifications); everything else stays at the defaults.
+# notifications (see docs/sql-api.md, Notifications); everything else stays at the defaults.
 start_cluster "$cluster" "listen_addresses = '127.0.0.1'" "port = $port" "shared_preload_libraries = 'pgjq'"
 base="host=$(cat "$cluster/socket_dir") port=$port user=postgres"
 psql -X -q "$base dbname=postgres" -c "CREATE DATABASE pgjq_bench" -c "CREATE DATABASE recipe_bench"

@@ -2,7 +2,7 @@
 -- (the design in the project's seed documents), as plain SQL and plpgsql. One `jobs` table with a partial
 -- index on pending jobs in claim order, a plpgsql claim_job_batch that locks the next jobs with
 -- FOR UPDATE SKIP LOCKED and marks them claimed, and completion by UPDATE. It creates `jobs` in the current
--- schema: load it into a database of its own. pgjq-bench (src/bench/recipe_driver.cpp) enqueues with plain
+-- schema: load it into a database of its own; running it again starts over. pgjq-bench (src/bench/recipe_driver.cpp) enqueues with plain
 -- INSERTs, claims with claim_job_batch and completes with complete_job (or one UPDATE per batch).
 
 DROP TABLE IF EXISTS jobs CASCADE;
@@ -34,7 +34,7 @@ CREATE INDEX jobs_worker_idx ON jobs (worker_id) WHERE status IN ('claimed', 'ru
 
 -- Claims up to p_batch_size pending jobs of the given types for p_worker_id: the next ones in claim order
 -- that no concurrent claimer has locked, each with an attempt left.
-CREATE FUNCTION claim_job_batch(p_worker_id varchar, p_job_types varchar[], p_batch_size integer DEFAULT 10)
+CREATE OR REPLACE FUNCTION claim_job_batch(p_worker_id varchar, p_job_types varchar[], p_batch_size integer DEFAULT 10)
     RETURNS SETOF jobs LANGUAGE plpgsql AS $$
 BEGIN
     RETURN QUERY
@@ -54,11 +54,11 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION complete_job(p_job_id uuid) RETURNS void LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION complete_job(p_job_id uuid) RETURNS void LANGUAGE sql AS $$
     UPDATE jobs SET status = 'completed', progress = 100, completed_at = now() WHERE id = p_job_id;
 $$;
 
-CREATE FUNCTION fail_job(p_job_id uuid, p_error text) RETURNS void LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION fail_job(p_job_id uuid, p_error text) RETURNS void LANGUAGE sql AS $$
     UPDATE jobs
        SET status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
            last_error = p_error, worker_id = NULL, claimed_at = NULL
@@ -66,7 +66,7 @@ CREATE FUNCTION fail_job(p_job_id uuid, p_error text) RETURNS void LANGUAGE sql 
 $$;
 
 -- Jobs held longer than p_timeout go back to pending while attempts remain.
-CREATE FUNCTION recover_stale_jobs(p_timeout interval) RETURNS bigint LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION recover_stale_jobs(p_timeout interval) RETURNS bigint LANGUAGE sql AS $$
     WITH recovered AS (
         UPDATE jobs SET status = 'pending', worker_id = NULL, claimed_at = NULL
          WHERE status IN ('claimed', 'running') AND claimed_at < now() - p_timeout AND attempts < max_attempts

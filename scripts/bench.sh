@@ -107,7 +107,7 @@ else
   echo "peers: skipped, npm is not installed (apt-get install npm); the table will have no peer figures" >&2
 fi
 
-log "pgjq-bench (pgjq and the seed recipe)"
+log "pgjq-bench (pgjq and the recipe of bench/recipe.sql)"
 build/pgjq-bench --pgjq="$base dbname=pgjq_bench" --recipe="$base dbname=recipe_bench" \
   --recipe-sql=bench/recipe.sql --out="$out" --peers="$out/peers.jsonl" \
   --e2e-jobs="$peer_jobs" "$@" >/dev/null

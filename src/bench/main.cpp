@@ -2,7 +2,7 @@
 // goes. Runs each selected scenario for pgjq and then for the seed recipe, back to back, so that every
 // ratio compares numbers of the same invocation.
 //
-//   pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=seed_recipe.sql --out=DIR [--peers=FILE]
+//   pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=bench/recipe.sql --out=DIR [--peers=FILE]
 //              [--runs=3] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups] [--quick] [size options]
 #include <cstdio>
 #include <cstring>

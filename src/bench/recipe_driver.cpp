@@ -1,4 +1,4 @@
-// recipe_driver.cpp: the seed recipe (/work/shared/bench/seed_recipe.sql) driven the way a competent user
+// recipe_driver.cpp: the recipe (bench/recipe.sql) driven the way a competent user
 // would drive it: plain libpq, every statement prepared once per session, the recipe's own functions for
 // claiming (claim_job_batch) and completing one job (complete_job). Where the recipe has no call for what a
 // scenario needs, the bench uses the obvious single statement and says so here:

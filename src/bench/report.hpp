@@ -10,7 +10,7 @@
 namespace pgjq::bench
 {
 
-// Reads the JSON lines printed by /work/shared/bench/peers/run_peers.sh (pg-boss, graphile-worker) and adds
+// Reads the JSON lines printed by bench/peers/run.sh (pg-boss, graphile-worker) and adds
 // their enqueue, process and total jobs/s as the e2e_* figures of those systems. Returns a message for the
 // report (what was read, or why nothing was).
 std::string add_peer_results(const std::string &jsonl_path, results &r);

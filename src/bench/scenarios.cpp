@@ -119,6 +119,50 @@ double median_of(std::vector<double> v) { return summarize(std::move(v)).median;
 
 } // namespace
 
+// The floor under a single-job enqueue: a bare single-row INSERT, one per transaction, into a copy of
+// pgjq.live_jobs with the same defaults, constraints and indexes, from as many connections, in the same
+// database. What pgjq adds on top of it (capabilities, checks, backpressure, the notification) is the gap.
+void bare_insert(driver &d, const config &c, results &r)
+{
+  std::vector<double> rates;
+  for (int run = 0; run < c.runs; ++run)
+  {
+    d.reset();
+    d.admin().exec("DROP TABLE IF EXISTS public.bare_jobs; CREATE TABLE public.bare_jobs (LIKE pgjq.live_jobs "
+                   "INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)");
+    checkpoint(d);
+    std::vector<pg_session> sessions;
+    for (int i = 0; i < c.enqueue_connections; ++i)
+    {
+      sessions.emplace_back(d.conninfo());
+      sessions.back().prepare(
+          "bare_insert",
+          "INSERT INTO public.bare_jobs (queue_name, job_type, payload) VALUES ('default', 'email', $1)");
+    }
+    std::atomic<std::int64_t> next{0};
+    const auto t0 = steady::now();
+    run_threads(c.enqueue_connections,
+                [&](int w)
+                {
+                  for (;;)
+                  {
+                    const std::int64_t at = next.fetch_add(1);
+                    if (at >= c.enqueue_single_jobs)
+                      break;
+                    const std::string payload = "{\"i\": " + std::to_string(at) + "}";
+                    result_guard res(
+                        sessions[static_cast<std::size_t>(w)].exec_prepared("bare_insert", {payload.c_str()}));
+                  }
+                });
+    rates.push_back(static_cast<double>(c.enqueue_single_jobs) / seconds_between(t0, steady::now()));
+    progress(d, "bare INSERT run %d: %.0f rows/s", run + 1, rates.back());
+  }
+  d.admin().exec("DROP TABLE IF EXISTS public.bare_jobs");
+  r.add("enqueue_bare_insert",
+        "bare INSERT into a copy of pgjq.live_jobs (same indexes), 1 row per transaction, 4 connections", "jobs/s",
+        true, d.name(), summarize(rates), jobs_note(c.enqueue_single_jobs, c.runs));
+}
+
 void scenario_enqueue(driver &d, const config &c, results &r)
 {
   struct variant
@@ -163,6 +207,8 @@ void scenario_enqueue(driver &d, const config &c, results &r)
     }
     r.add(v.id, v.label, "jobs/s", true, d.name(), summarize(rates), jobs_note(v.jobs, c.runs));
   }
+  if (d.name() == "pgjq")
+    bare_insert(d, c, r);
 }
 
 void scenario_drain(driver &d, const config &c, results &r)

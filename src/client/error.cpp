@@ -1,5 +1,5 @@
-// error.cpp: maps the server's SQLSTATE to the client's exception types (the table is in the README's
-// error section and in pgjq/error.hpp), and recognises a lost connection.
+// error.cpp: maps the server's SQLSTATE to the client's exception types (the table is in docs/errors.md and
+// in pgjq/error.hpp), and recognises a lost connection.
 #include <pgjq/error.hpp>
 
 #include "result.hpp"

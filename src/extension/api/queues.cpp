@@ -2,6 +2,7 @@
 #include "core/args.hpp"
 #include "core/boundary.hpp"
 #include "core/depth.hpp"
+#include "core/lifecycle.hpp"
 #include "core/spi.hpp"
 #include "core/waiting_jobs.hpp"
 
@@ -67,6 +68,19 @@ const plan_text k_lock_depth = {"DELETE FROM pgjq.queue_depth WHERE queue_name =
 const plan_text k_has_live = {
     "SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = $1", 1, {TEXTOID}};
 const plan_text k_delete_live = {"DELETE FROM pgjq.live_jobs WHERE queue_name = $1", 1, {TEXTOID}};
+// From 0.2.0: the jobs of other queues that wait for an unfinished job of the dropped queue (each with the
+// first such job), which are cancelled; and the dependency rows of the queue's jobs, which go with them.
+const plan_text k_orphaned_dependents = {
+    "SELECT d.job_id, min(d.depends_on) FROM pgjq.job_dependencies d"
+    "  JOIN pgjq.live_jobs p ON p.id = d.depends_on AND p.queue_name = $1"
+    "  JOIN pgjq.live_jobs w ON w.id = d.job_id AND w.queue_name <> $1"
+    " GROUP BY d.job_id ORDER BY d.job_id",
+    1, {TEXTOID}};
+const plan_text k_delete_dependencies = {
+    "DELETE FROM pgjq.job_dependencies d USING pgjq.live_jobs l"
+    " WHERE l.queue_name = $1 AND (d.depends_on = l.id OR d.job_id = l.id)",
+    1, {TEXTOID}};
+SPIPlanPtr s_orphaned_dependents, s_delete_dependencies;
 const plan_text k_delete_finished = {"DELETE FROM pgjq.finished_jobs WHERE queue_name = $1", 1, {TEXTOID}};
 const plan_text k_delete_queue = {"DELETE FROM pgjq.queues WHERE queue_name = $1", 1, {TEXTOID}};
 // From 0.2.0: the queue's capabilities go with it.
@@ -81,6 +95,25 @@ struct queue_limits {
     Interval* rate_interval;
     Interval* job_timeout;
 };
+
+// drop_queue(force): a job of another queue that waits for a job of this one would otherwise wait for a job
+// that never finishes (or, once the sweep finds its dependency gone, run as if it had completed): it is
+// cancelled, as when a job it depends on is cancelled.
+void cancel_orphaned_dependents(Datum queue_name, Oid role)
+{
+    uint64 n = run_plan(saved_plan(&s_orphaned_dependents, k_orphaned_dependents), &queue_name, nullptr);
+    SPITupleTable* orphans = SPI_tuptable;
+    for (uint64 i = 0; i < n; i++) {
+        bool isnull;
+        int64 job = DatumGetInt64(SPI_getbinval(orphans->vals[i], orphans->tupdesc, 1, &isnull));
+        int64 parent = DatumGetInt64(SPI_getbinval(orphans->vals[i], orphans->tupdesc, 2, &isnull));
+        char* reason = psprintf("job %lld it depends on was dropped with its queue %s", (long long) parent,
+                                TextDatumGetCString(queue_name));
+        archive_request r = {single_id_array(job), "cancelled", nullptr, nullptr, role, nullptr, reason};
+        archive_jobs(r);
+    }
+    run_plan(saved_plan(&s_delete_dependencies, k_delete_dependencies), &queue_name, nullptr);
+}
 
 Datum set_paused(FunctionCallInfo fcinfo, const api_call& call, bool paused)
 {
@@ -252,6 +285,8 @@ PGJQ_API_FUNCTION(drop_queue)
                      errmsg("queue \"%s\" still has %lld unfinished jobs", queue_name, (long long) live),
                      errhint("Wait for them to finish, cancel them, or use force => true to drop them.")));
     } else {
+        if (!call.legacy)
+            cancel_orphaned_dependents(values[0], call.caller);
         run_plan(saved_plan(&s_delete_live, k_delete_live), values, nullptr);
     }
     run_plan(saved_plan(&s_delete_finished, k_delete_finished), values, nullptr);

@@ -1,4 +1,4 @@
-// settings.hpp: every pgjq.* setting (GUC), defined in one place. The README's settings tables document
+// settings.hpp: every pgjq.* setting (GUC), defined in one place. docs/sql-api.md and docs/maintenance-worker.md document
 // them; the comments here say who reads each.
 #pragma once
 

@@ -1,4 +1,4 @@
-// sqlstate.hpp: pgjq's own SQLSTATEs (class PJ), the codes callers branch on. Documented in README.md.
+// sqlstate.hpp: pgjq's own SQLSTATEs (class PJ), the codes callers branch on. Documented in docs/errors.md.
 #pragma once
 
 #include "core/pg.hpp"

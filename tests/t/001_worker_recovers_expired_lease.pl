@@ -25,6 +25,9 @@ my $spent = $node->safe_psql('postgres',
 # The doomed worker claims both jobs, reports progress on one, and is killed mid-job.
 my $doomed = $node->background_psql('postgres', on_error_stop => 0);
 my $doomed_pid = $doomed->query_safe('SELECT pg_backend_pid()');
+# Its claim and progress must outlive the crash for a lease to recover: with pgjq.synchronous_worker_commit
+# off (the default) the crash may undo them, and the job is simply pending again.
+$doomed->query_safe('SET pgjq.synchronous_worker_commit = on');
 is($doomed->query_safe(q{SELECT count(*) FROM pgjq.claim_job_batch('doomed', NULL, 10, 'q')}),
 	'2', 'the doomed worker claimed both jobs');
 $doomed->query_safe(qq{SELECT pgjq.progress($job, 'doomed', 50, 'halfway')});

@@ -36,6 +36,19 @@ is($node->safe_psql('copy_of', q{SELECT count(*) FROM pgjq.jobs}), '1', 'the cop
 wait_for_maintenance($node, 'copy_of');
 pass('and is served itself');
 
+# A role that may not run the command cannot use it to make the worker leave: PostgreSQL refuses the
+# command, and the database's worker is the one that served it before (not a restarted one).
+$node->safe_psql('postgres', 'CREATE ROLE intruder LOGIN');
+my $guarded_pid = wait_for_maintenance($node, 'template_src');
+for my $command ('DROP DATABASE template_src', 'ALTER DATABASE template_src RENAME TO stolen',
+	'CREATE DATABASE stolen_copy TEMPLATE template_src')
+{
+	($ret, $out, $err) = $node->psql('postgres', $command, extra_params => [ '-U', 'intruder' ]);
+	isnt($ret, 0, "$command by a role without the right is refused");
+	like($err, qr/must be owner|permission denied/, 'by PostgreSQL\'s own privilege check');
+}
+is(maintenance_pids($node, 'template_src'), $guarded_pid, 'and the database\'s worker never left');
+
 # A DROP DATABASE that fails for another reason leaves the database served.
 my $holder = $node->background_psql('template_src');
 ($ret, $out, $err) = $node->psql('postgres', 'DROP DATABASE template_src');
@@ -45,8 +58,9 @@ $holder->quit;
 wait_for_maintenance($node, 'template_src');
 pass('and the database is served again');
 
-# The worker leaves quietly (no FATAL of a terminated worker), and the only error is the refused DROP.
-my @errors = grep { !/being accessed by other users|STATEMENT:\s+DROP DATABASE template_src/ }
+# The worker leaves quietly (no FATAL of a terminated worker), and the only errors are the refused commands.
+my @errors =
+  grep { !/being accessed by other users|must be owner|permission denied|STATEMENT:\s+(DROP|ALTER|CREATE) DATABASE/ }
   grep { /\b(ERROR|FATAL|PANIC):/ } split /\n/, slurp_file($node->logfile);
 is(scalar(@errors), 0, 'no other error in the server log') or diag(join("\n", @errors));
 

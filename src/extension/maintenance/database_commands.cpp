@@ -11,6 +11,7 @@
 extern "C" {
 #include "commands/defrem.h"
 #include "tcop/utility.h"
+#include "utils/acl.h"
 }
 
 namespace {
@@ -114,6 +115,12 @@ void process_utility(PlannedStmt* pstmt, const char* query_string, bool read_onl
     bool dropping;
     worker_shared* state = worker_state_if_attached();
     Oid dboid = state != nullptr ? database_of(pstmt->utilityStmt, &dropping) : InvalidOid;
+    // Only the database's owner (or a superuser) may drop, rename or copy a database that is no template;
+    // anyone else's command is left to PostgreSQL's own refusal, so that it cannot be used to make the
+    // worker leave and keep a database without maintenance. (A non-owner's copy of a template database
+    // that a worker serves is refused as "being accessed by other users", as without pgjq.)
+    if (OidIsValid(dboid) && !pg_database_ownercheck(dboid, GetUserId()))
+        dboid = InvalidOid;
     if (!OidIsValid(dboid)) {
         (s_previous ? s_previous : standard_ProcessUtility)(pstmt, query_string, read_only_tree, context, params,
                                                             query_env, dest, qc);

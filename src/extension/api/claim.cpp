@@ -47,13 +47,16 @@ versioned_plan s_in_flight = {
      2, {TEXTOID, INT8ARRAYOID}},
     {"SELECT 0::bigint", 2, {TEXTOID, INT8ARRAYOID}}};
 // A rate-limited queue's token bucket, locked until the claim commits (created full at first use: $2 is
-// the queue's rate_limit); then what is left of it.
+// the queue's rate_limit); then what is left of it. A claimer whose transaction began before the bucket's
+// last refill (now() is its start) keeps the later time: moving it back would let the next claim find
+// tokens that were never earned.
 const plan_text k_take_tokens = {
     "INSERT INTO pgjq.rate_limits AS r (queue_name, tokens, refilled_at) VALUES ($1, $2, now())"
     " ON CONFLICT (queue_name) DO UPDATE SET tokens = r.tokens RETURNING r.tokens, r.refilled_at",
     2, {TEXTOID, FLOAT8OID}};
 const plan_text k_spend_tokens = {
-    "UPDATE pgjq.rate_limits SET tokens = $2, refilled_at = now() WHERE queue_name = $1", 2, {TEXTOID, FLOAT8OID}};
+    "UPDATE pgjq.rate_limits SET tokens = $2, refilled_at = greatest(refilled_at, now()) WHERE queue_name = $1", 2,
+    {TEXTOID, FLOAT8OID}};
 
 // Parameters of every claim: $1 queue, $2 batch size, $3 worker id, $4 the lease (or, in a transaction, the
 // ids this transaction already holds), $5 the job types (NULL: any), $6 the claiming role, $7 the queue's

@@ -36,7 +36,6 @@ volatile sig_atomic_t s_got_sigterm = false;
 MemoryContext s_round_context = nullptr;  // reset every round
 MemoryContext s_duty_context = nullptr;   // reset after every duty
 bool s_relaying = false;                  // attached to the notification relay
-char s_reported_version[NAMEDATALEN];     // the installed version last reported to the log
 
 // Each duty's schedule; the worker is the only writer, worker_status() reads the copies in the slot.
 TimestampTz s_next_run[k_max_duties];
@@ -192,13 +191,18 @@ void record_worker_error(const char* message)
 }
 
 // After a package upgrade the database keeps its older SQL objects until ALTER EXTENSION pgjq UPDATE:
-// say so once per version seen, not at every round. Every duty works on every version since 0.1.0.
+// say so once per database and version, not at every round nor at every start of a worker there (workers
+// come and go with the database's work). The slot keeps what was said. Every duty works on every version
+// since 0.1.0.
 void report_older_version(const char* version)
 {
-    if (strcmp(version, s_reported_version) == 0)
-        return;
-    strlcpy(s_reported_version, version, sizeof s_reported_version);
-    if (version_number(version) < version_number(k_library_version))
+    worker_shared* state = worker_state();
+    SpinLockAcquire(&state->mutex);
+    bool said = strcmp(version, s_slot->reported_version) == 0;
+    if (!said)
+        strlcpy(s_slot->reported_version, version, sizeof s_slot->reported_version);
+    SpinLockRelease(&state->mutex);
+    if (!said && version_number(version) < version_number(k_library_version))
         ereport(LOG,
                 (errmsg("database \"%s\" has version %s of extension pgjq, the server's pgjq library is %s", s_datname,
                         version, k_library_version),

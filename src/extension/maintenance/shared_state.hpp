@@ -59,6 +59,7 @@ struct db_slot {
     char last_error[k_error_len];
     duty_stats duties[k_max_duties];  // in the order of the table in maintenance/duties.cpp
     char datname[NAMEDATALEN];
+    char reported_version[NAMEDATALEN];  // the older extension version last logged for this database
 };
 
 struct worker_shared {

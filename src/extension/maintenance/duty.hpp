@@ -48,6 +48,10 @@ int duty_index(const char* name);
 void begin_duty_transaction(const char* activity);
 // Commits it; the caller's memory context is current again afterwards.
 void commit_duty_transaction();
+// The worker's transactions do not wait for their WAL (what they do is redone if a crash loses it); one
+// that creates jobs must, as any enqueue does: this makes the current one commit as the server's
+// synchronous_commit says.
+void commit_as_enqueues_do();
 
 // What committing transactions reported (wake.cpp) since the duty concerned last took it, or 0.
 TimestampTz reported_deadline(const maintenance_round& round, deadline_kind kind);

@@ -45,6 +45,7 @@ TimestampTz s_deadline[k_max_duties];  // when each duty next has work due (duty
 TimestampTz s_last_busy = 0;           // the last round in which a duty handled anything
 bool s_announce_everything = false;    // notifications may have been lost with another ring: say so
 bool s_leaving = false;                // exiting on purpose (idle, or to let other databases be served)
+char s_server_synchronous_commit[32];  // the server's synchronous_commit, which the worker overrides
 
 // A worker whose database's next deadline is this close stays even when others wait: leaving and
 // coming back would cost more than serving it.
@@ -427,8 +428,11 @@ void maintenance_main(Datum main_arg)
     pgstat_report_appname("pgjq maintenance");
     // Like autovacuum: nothing the worker runs depends on a search_path (all names are qualified).
     SetConfigOption("search_path", "", PGC_SUSET, PGC_S_OVERRIDE);
-    // Nothing the worker commits needs to wait for a flush: a recovery or prune lost in a crash is
-    // redone at the next pass, and notifications are not durable anyway.
+    // Nothing of the worker's bookkeeping needs to wait for a flush: a recovery or prune lost in a crash
+    // is redone at the next pass, and notifications are not durable anyway. What creates jobs does
+    // (commit_as_enqueues_do), with the server's own setting, kept here.
+    strlcpy(s_server_synchronous_commit, GetConfigOption("synchronous_commit", false, false),
+            sizeof s_server_synchronous_commit);
     SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
     // As in the SQL functions: no JIT compile per pass, and the partial indexes in every plan even
     // while the statistics still describe an empty table.
@@ -512,6 +516,12 @@ void maintenance_main(Datum main_arg)
 }  // namespace
 
 namespace pgjq {
+
+void commit_as_enqueues_do()
+{
+    (void) set_config_option("synchronous_commit", s_server_synchronous_commit, PGC_SUSET, PGC_S_SESSION,
+                             GUC_ACTION_LOCAL, true, 0, false);
+}
 
 void begin_duty_transaction(const char* activity)
 {

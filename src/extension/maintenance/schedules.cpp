@@ -277,6 +277,7 @@ duty_outcome run(maintenance_round& round)
             commit_duty_transaction();  // no schedules before 0.2.0
             break;
         }
+        commit_as_enqueues_do();  // a firing lost after its job ran would fire again
         firing_outcome outcome = fire_due_schedules(k_per_transaction, true);
         commit_duty_transaction();
         fired += outcome.jobs;

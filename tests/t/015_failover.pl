@@ -44,8 +44,10 @@ sleep 2;
 is($standby->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'pgjq%'}), '0',
 	'on the standby neither the launcher nor a maintenance worker runs');
 
-# Jobs whose leases will expire while no primary serves them.
-my $lost = $primary->safe_psql('postgres', q{SELECT string_agg(id::text, ',') FROM pgjq.claim_job_batch('lost', NULL, 5, 'ha')});
+# Jobs whose leases will expire while no primary serves them. Their claim waits for the standby (a worker's
+# commit does not by default: a claim lost with the old primary would leave nothing to recover).
+my $lost = $primary->safe_psql('postgres', q{SET pgjq.synchronous_worker_commit = on;
+	SELECT string_agg(id::text, ',') FROM pgjq.claim_job_batch('lost', NULL, 5, 'ha')});
 
 my $conninfo = sprintf('host=%s,%s port=%d,%d dbname=postgres target_session_attrs=read-write connect_timeout=2',
 	$primary->host, $standby->host, $primary->port, $standby->port);
@@ -68,8 +70,9 @@ eval { $drain->finish };
 pass('the client reconnected to the new primary and drained the queue');
 is($standby->safe_psql('postgres', q{SELECT count(*) FROM pgjq.finished_jobs WHERE queue_name = 'ha' AND status = 'completed'}),
 	$jobs, 'every job is completed: none was lost');
-is($standby->safe_psql('postgres', "SELECT count(*) FROM pgjq.finished_jobs WHERE id IN ($lost) AND worker_id = 'drain'"),
-	'5', 'the jobs whose leases expired with the old primary were recovered and run again');
+is($standby->safe_psql('postgres',
+		"SELECT count(*) FROM pgjq.finished_jobs WHERE id IN ($lost) AND worker_id = 'drain' AND attempts = 2"),
+	'5', 'the jobs whose leases expired with the old primary were recovered and run again (their second attempt)');
 ok($err =~ /reconnect|connection/i, 'the client saw the connection drop and came back');
 
 my @standby_errors = grep { /pgjq/ && /\b(ERROR|FATAL|PANIC):/ } split /\n/, slurp_file($standby->logfile);

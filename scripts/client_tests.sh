@@ -16,7 +16,7 @@ export STAGE_BIN
 
 log "staging the extension and building the client"
 bash scripts/stage.sh >/dev/null
-make -s client
+make -s client client-tests
 
 cluster=$PWD/build/client-tests
 trap 'stop_pgbouncer "$cluster"; stop_cluster "$cluster"' EXIT

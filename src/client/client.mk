@@ -24,9 +24,11 @@ CLIENT_SHARED := build/client/libpgjq_client.so
 CLIENT_DEMO   := build/pgjq-demo
 CLIENT_TESTS  := build/tests/test_client
 
-.PHONY: client install-client uninstall-client clean-client
+.PHONY: client client-tests install-client uninstall-client clean-client
 all: client
-client: $(CLIENT_STATIC) $(CLIENT_SHARED) $(CLIENT_DEMO) $(CLIENT_TESTS)
+# `make` builds what a user installs; the Boost.Test suite (libboost-test-dev) only for scripts/client_tests.sh.
+client: $(CLIENT_STATIC) $(CLIENT_SHARED) $(CLIENT_DEMO)
+client-tests: $(CLIENT_TESTS)
 
 build/client/obj/%.o: src/client/%.cpp
 	@mkdir -p $(dir $@)

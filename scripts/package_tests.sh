@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The client as a package: installs it into a private prefix (make install-client), checks what its
+# Release metadata (version, frozen install scripts) and the client as a package: installs it into a private prefix (make install-client), checks what its
 # shared library exports and its soname, builds tests/package/app.cpp against the installed files through
 # pkg-config and through CMake's find_package(pgjq) (shared and static), and runs each build against a
 # throwaway cluster. As root it re-executes itself as the postgres user (see scripts/lib.sh).
@@ -32,6 +32,14 @@ log "release metadata"
 meta=$(perl -MJSON::PP -e 'local $/; my $m = decode_json(<STDIN>); print "$m->{version} $m->{provides}{pgjq}{version} $m->{license}"' < META.json)
 [ "$meta" = "$version $version postgresql" ] || fail "META.json says '$meta', pgjq.control says $version"
 grep -q "^## $version\b" CHANGELOG.md || fail "CHANGELOG.md has no section for $version"
+# Released install scripts are frozen: a database created from one must meet the same objects as the
+# upgrade steps after it expect. A change goes into the upgrade script of the version being built.
+while read -r released sum; do
+  [ "$(sha256sum "src/extension/pgjq--$released.sql" | cut -d' ' -f1)" = "$sum" ] \
+    || fail "src/extension/pgjq--$released.sql differs from the released $released: put the change into the next upgrade script"
+done <<'RELEASED'
+0.1.0 670e9ce9053d221bf0bf416b02fd70b86078126284bfb8f5790c3e7cad3eeed7
+RELEASED
 [ -f "src/extension/pgjq--$version.sql" ] || ls src/extension/pgjq--*--"$version".sql >/dev/null 2>&1 \
   || fail "no install or upgrade script reaches $version"
 

@@ -31,7 +31,7 @@ run_suite "TAP (maintenance worker, crashes, upgrades)" bash scripts/tap_tests.s
 run_suite "client (Boost.Test)" bash scripts/client_tests.sh
 run_suite "documentation examples" bash scripts/docs_tests.sh
 run_suite "fuzzing (sqlsmith, random calls)" bash scripts/fuzz.sh
-run_suite "client package (pkg-config, CMake, exports)" bash scripts/package_tests.sh
+run_suite "release metadata and client package (pkg-config, CMake, exports)" bash scripts/package_tests.sh
 
 echo
 [ ${#failures[@]} -eq 0 ] || printf 'failed suite: %s\n' "${failures[@]}"

@@ -145,6 +145,23 @@ SELECT pgjq.complete_and_claim('w', ARRAY[(:'worker_ids'::bigint[])[4]], NULL, 1
 RESET ROLE;
 SELECT status, worker_id, progress, result FROM pgjq.jobs WHERE id = (:'worker_ids'::bigint[])[4];
 
+-- The same for a job claimed in a transaction: a role switched to inside it cannot report on the job.
+SELECT pgjq.enqueue('held-in-tx', '{}', 'priv') AS tx_job \gset
+BEGIN;
+SET LOCAL ROLE regress_pgjq_worker;
+SELECT id = :tx_job AS held FROM pgjq.claim_in_transaction('wt', ARRAY['held-in-tx'], 1, 'priv');
+SET LOCAL ROLE regress_pgjq_worker2;
+SELECT pgjq.complete_in_transaction(ARRAY[:tx_job], 'wt');
+ROLLBACK;
+BEGIN;
+SET LOCAL ROLE regress_pgjq_worker;
+SELECT id = :tx_job AS held FROM pgjq.claim_in_transaction('wt', ARRAY['held-in-tx'], 1, 'priv');
+SET LOCAL ROLE regress_pgjq_worker2;
+SELECT pgjq.fail_in_transaction(:tx_job, 'wt', 'forged');
+ROLLBACK;
+SELECT status, attempts, last_error FROM pgjq.jobs WHERE id = :tx_job;
+SELECT pgjq.cancel(:tx_job);
+
 -- The producer reads the results of its own jobs and cancels one a worker holds.
 SET ROLE regress_pgjq_producer;
 SELECT status, result FROM pgjq.jobs WHERE id = (:'worker_ids'::bigint[])[1];

@@ -62,6 +62,17 @@ job_state read_job_state(int64 job_id, Oid role)
     return state;
 }
 
+// A role reports on a job that another role claimed under the same worker id (a forged report).
+void raise_claimed_by_other_role(int64 job_id, const char* worker_id)
+{
+    ereport(ERROR,
+            (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),
+             errmsg("worker \"%s\" does not hold job %lld", worker_id, (long long) job_id),
+             errdetail("Another role claimed it under that worker id."),
+             errhint("Only the role that claimed a job, or a member of it, may report on it.")));
+    pg_unreachable();
+}
+
 }  // namespace
 
 void raise_no_such_job(int64 job_id)
@@ -92,11 +103,7 @@ void raise_not_held(int64 job_id, const char* worker_id, Oid role)
                  errdetail("It ran past its execution timeout of %s.", job.allowed ? job.allowed : "?"),
                  errhint("Stop working on the job: the attempt is failed when its lease is recovered.")));
     if (held && holder != nullptr && strcmp(holder, worker_id) == 0 && !my_role)
-        ereport(ERROR,
-                (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),
-                 errmsg("worker \"%s\" does not hold job %lld", worker_id, (long long) job_id),
-                 errdetail("Another role claimed it under that worker id."),
-                 errhint("Only the role that claimed a job, or a member of it, may report on it.")));
+        raise_claimed_by_other_role(job_id, worker_id);
     if (held && holder != nullptr && !was_mine)
         ereport(ERROR,
                 (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),
@@ -127,6 +134,8 @@ void require_claimed_here(int64 job_id, const char* worker_id, Oid role)
         ereport(ERROR,
                 (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),
                  errmsg("job %lld was already completed or failed in this transaction", (long long) job_id)));
+    if (state == claim_here_state::other_role)
+        raise_claimed_by_other_role(job_id, worker_id);
     if (state == claim_here_state::other_worker)
         ereport(ERROR,
                 (errcode(PGJQ_ERRCODE_NOT_LEASE_HOLDER),

@@ -97,8 +97,10 @@ claim_here_state claimed_here(int64 id, const char* worker_id, Oid role)
     claim_entry* e = find(id);
     if (e == nullptr)
         return claim_here_state::not_claimed;
-    if (strcmp(e->worker_id, worker_id) != 0 || (role != e->role && !has_privs_of_role(role, e->role)))
+    if (strcmp(e->worker_id, worker_id) != 0)
         return claim_here_state::other_worker;
+    if (role != e->role && !has_privs_of_role(role, e->role))
+        return claim_here_state::other_role;
     if (e->reported_in != InvalidSubTransactionId)
         return claim_here_state::already_reported;
     return claim_here_state::held;

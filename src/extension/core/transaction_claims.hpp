@@ -13,7 +13,7 @@ namespace pgjq {
 // Records that this transaction has just locked job `id` for `worker_id`, as role `role`.
 void remember_claimed_here(int64 id, const char* worker_id, Oid role);
 
-enum class claim_here_state { not_claimed, other_worker, already_reported, held };
+enum class claim_here_state { not_claimed, other_worker, other_role, already_reported, held };
 
 // What this transaction may do with job `id` as `worker_id` and `role` (which must have the privileges of
 // the role that claimed it: a session may SET ROLE in between).

@@ -576,3 +576,13 @@ GRANT EXECUTE ON FUNCTION
     TO PUBLIC;
 REVOKE ALL ON pgjq.schedules FROM PUBLIC;
 GRANT SELECT ON pgjq.schedules TO PUBLIC;
+
+-- Each maintenance duty's own counters, one row per database and duty (maintenance/duties.cpp holds the
+-- table of duties, so a duty added later shows here with no change to this function), for the holders of
+-- admin or observer on every queue (checked by the function).
+CREATE FUNCTION pgjq.maintenance_duties()
+    RETURNS TABLE (datname name, duty text, runs bigint, done bigint, errors bigint, failures_in_row integer,
+                   last_run timestamptz, next_run timestamptz, retry_at timestamptz, last_error text,
+                   last_error_at timestamptz)
+    LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_maintenance_duties';
+GRANT EXECUTE ON FUNCTION pgjq.maintenance_duties() TO PUBLIC;

@@ -30,6 +30,13 @@ $node->poll_query_until('postgres',
 	q{SELECT errors > 0 AND last_error LIKE 'prune:%' FROM pgjq.worker_status() WHERE datname = 'postgres'})
   or die 'the prune did not fail';
 pass('the failing prune is counted and named in worker_status()');
+$node->poll_query_until('postgres', q{
+	SELECT bool_and(CASE duty WHEN 'prune' THEN errors > 0 AND failures_in_row > 0 AND retry_at IS NOT NULL
+	                                          AND last_error LIKE '%test_failing_duty%'
+	                          ELSE errors = 0 END) AND count(*) = 7
+	  FROM pgjq.maintenance_duties() WHERE datname = 'postgres'})
+  or die 'maintenance_duties() does not show the failing prune alone';
+pass('maintenance_duties() shows the failure in the prune\'s own row, and no other duty failing');
 
 # A worker that only LISTENs still hears of a new job: the relay kept running.
 my ($out, $err) = ('', '');
@@ -41,6 +48,9 @@ die "listener did not start: $err" unless $out =~ /ready/;
 $node->safe_psql('postgres', q{SELECT pgjq.enqueue('after', '{}')});
 $listener->finish;
 like($out, qr/^\d+\.\d+ default$/m, 'a listening worker is notified of a new job while the prune fails');
+is($node->safe_psql('postgres',
+		q{SELECT runs > 0 AND done > 0 FROM pgjq.maintenance_duties() WHERE datname = 'postgres' AND duty = 'notification_relay'}),
+	't', 'the relay\'s own row counts its runs and the notices it relayed');
 
 # An expired lease is still recovered.
 my $job = $node->safe_psql('postgres', q{SELECT pgjq.enqueue('held', '{}')});

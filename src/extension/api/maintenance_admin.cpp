@@ -1,4 +1,5 @@
-// maintenance_admin.cpp: pgjq.worker_status(), pgjq.start_worker() and pgjq.stop_worker().
+// maintenance_admin.cpp: pgjq.worker_status(), pgjq.maintenance_duties(), pgjq.start_worker() and
+// pgjq.stop_worker().
 #include "core/boundary.hpp"
 #include "maintenance/duty.hpp"
 #include "maintenance/launcher.hpp"
@@ -8,6 +9,14 @@ namespace {
 using namespace pgjq;
 
 constexpr long k_wait_ms = 10000;  // how long start/stop wait for the worker to come or go
+
+// A datname as the SQL type name.
+Datum name_datum(const char* name)
+{
+    NameData* value = static_cast<NameData*>(palloc0(sizeof(NameData)));
+    namestrcpy(value, name);
+    return NameGetDatum(value);
+}
 
 // One duty's count, or 0 when there is no duty of that name.
 int64 duty_done(const db_slot* s, const char* name)
@@ -59,12 +68,7 @@ void append_status_row(ReturnSetInfo* rsinfo, const char* type, pid_t pid, const
     values[1] = Int32GetDatum(static_cast<int32>(pid));
     nulls[1] = pid == 0;
     nulls[2] = datname == nullptr;
-    values[2] = (Datum) 0;
-    if (datname) {
-        NameData* name = static_cast<NameData*>(palloc0(sizeof(NameData)));
-        namestrcpy(name, datname);
-        values[2] = NameGetDatum(name);
-    }
+    values[2] = datname ? name_datum(datname) : (Datum) 0;
     values[3] = TimestampTzGetDatum(started_at);
     nulls[3] = started_at == 0;
     values[4] = TimestampTzGetDatum(last_run);
@@ -126,6 +130,26 @@ pid_t wait_for_slot(worker_shared* state, bool want_running, pid_t old_pid, Back
     }
 }
 
+// The slots of the databases pgjq knows, copied out (palloc may raise, so nothing is built under the
+// spinlock). One slot per hold: committing transactions take the same lock to wake a worker, and must
+// not wait behind a copy of every slot.
+db_slot* copy_used_slots(worker_shared* state, int* count)
+{
+    int n = state->nslots;
+    auto* copy = static_cast<db_slot*>(palloc(sizeof(db_slot) * (n + 1)));
+    *count = 0;
+    for (int i = 0; i < n; i++) {
+        SpinLockAcquire(&state->mutex);
+        bool used = state->slots[i].dboid != InvalidOid;
+        if (used)
+            memcpy(&copy[*count], &state->slots[i], sizeof(db_slot));
+        SpinLockRelease(&state->mutex);
+        if (used)
+            (*count)++;
+    }
+    return copy;
+}
+
 }  // namespace
 
 PGJQ_API_FUNCTION(worker_status)
@@ -136,15 +160,13 @@ PGJQ_API_FUNCTION(worker_status)
     worker_shared* state = worker_state_no_error();
     if (state == nullptr)
         return (Datum) 0;
-    // Copy under the spinlock, build tuples after it (palloc may raise).
-    int n = state->nslots;
-    auto* copy = static_cast<db_slot*>(palloc(sizeof(db_slot) * n));
     SpinLockAcquire(&state->mutex);
-    memcpy(copy, state->slots, sizeof(db_slot) * n);
     pid_t launcher_pid = state->launcher_pid;
     TimestampTz launcher_started = state->launcher_started_at;
     TimestampTz launcher_last = state->launcher_last_run;
     SpinLockRelease(&state->mutex);
+    int n;
+    db_slot* copy = copy_used_slots(state, &n);
 
     TimestampTz now = GetCurrentTimestamp();
     if (launcher_pid != 0)
@@ -154,11 +176,53 @@ PGJQ_API_FUNCTION(worker_status)
         // Databases served now or before (absent-only slots are the launcher's bookkeeping).
         const char* ignored_error;
         TimestampTz ignored_at;
-        if (s->dboid == InvalidOid ||
-            (s->pid == 0 && s->rounds == 0 && slot_errors(s, &ignored_error, &ignored_at) == 0 && !s->disabled))
+        if (s->pid == 0 && s->rounds == 0 && slot_errors(s, &ignored_error, &ignored_at) == 0 && !s->disabled)
             continue;
         append_status_row(rsinfo, "maintenance", s->pid, s->datname[0] ? s->datname : nullptr, s, s->started_at,
                           s->last_run, now);
+    }
+    return (Datum) 0;
+}
+
+// One row per database and duty, in the order the duties run: each duty's own counters (the table of
+// duties in maintenance/duties.cpp is the one list; a new duty shows here without any change).
+PGJQ_API_FUNCTION(maintenance_duties)
+{
+    require_every(call, cap_admin | cap_observer);
+    InitMaterializedSRF(fcinfo, 0);
+    auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    worker_shared* state = worker_state_no_error();
+    if (state == nullptr)
+        return (Datum) 0;
+    int n;
+    db_slot* copy = copy_used_slots(state, &n);
+    for (int i = 0; i < n; i++) {
+        const db_slot* s = &copy[i];
+        if (s->datname[0] == '\0')
+            continue;  // the launcher's bookkeeping of a database no worker has served yet
+        for (int d = 0; d < k_duty_count; d++) {
+            const duty_stats* stats = &s->duties[d];
+            Datum values[11];
+            bool nulls[11];
+            memset(nulls, 0, sizeof nulls);
+            values[0] = name_datum(s->datname);
+            values[1] = CStringGetTextDatum(k_duties[d]->name);
+            values[2] = Int64GetDatum(stats->runs);
+            values[3] = Int64GetDatum(stats->done);
+            values[4] = Int64GetDatum(stats->errors);
+            values[5] = Int32GetDatum(stats->failures_in_row);
+            values[6] = TimestampTzGetDatum(stats->last_run);
+            nulls[6] = stats->last_run == 0;
+            values[7] = TimestampTzGetDatum(stats->next_run);
+            nulls[7] = stats->next_run == 0 || stats->next_run == DT_NOEND;
+            values[8] = TimestampTzGetDatum(stats->retry_at);
+            nulls[8] = stats->retry_at == 0;
+            values[9] = stats->last_error[0] ? CStringGetTextDatum(stats->last_error) : (Datum) 0;
+            nulls[9] = stats->last_error[0] == '\0';
+            values[10] = TimestampTzGetDatum(stats->last_error_at);
+            nulls[10] = stats->last_error_at == 0;
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+        }
     }
     return (Datum) 0;
 }

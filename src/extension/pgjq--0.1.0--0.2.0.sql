@@ -36,12 +36,15 @@ $$;
 CREATE TRIGGER merge_restored_queue BEFORE INSERT ON pgjq.queues
     FOR EACH ROW WHEN (NEW.queue_name = 'default') EXECUTE FUNCTION pgjq.merge_restored_queue();
 
--- The script's counter rows (of 'default', each 0) meet the dumped ones: the counts add up. Counter rows
+-- The script's counter rows (of 'default', each 0) meet the dumped ones: the counts add up (all of them: the
+-- totals are added below, "Statistics from counters"). Counter rows
 -- are created once per queue, so no other insert ever meets an existing row.
 CREATE FUNCTION pgjq.merge_restored_depth() RETURNS trigger LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    UPDATE pgjq.queue_depth d SET unfinished = d.unfinished + NEW.unfinished
+    UPDATE pgjq.queue_depth d
+       SET unfinished = d.unfinished + NEW.unfinished, completed = d.completed + NEW.completed,
+           failed = d.failed + NEW.failed, cancelled = d.cancelled + NEW.cancelled
      WHERE d.queue_name = NEW.queue_name AND d.slot = NEW.slot;
     IF FOUND THEN
         RETURN NULL;
@@ -366,6 +369,26 @@ SELECT pg_catalog.pg_extension_config_dump('pgjq.unique_windows', '');
 
 REVOKE ALL ON pgjq.job_dependencies, pgjq.rate_limits, pgjq.unique_windows FROM PUBLIC;
 
+-- Statistics from counters ---------------------------------------------------------------------------
+-- (core/depth.hpp, core/lifecycle.cpp)
+-- Counting the history to show a queue's totals costs as much as the history is long. The counter rows
+-- of pgjq.queue_depth count what finished instead, by final status since the queue was created, written by
+-- the statement that moves the jobs in the same row write as the unfinished count (or at commit with the
+-- rest of the transaction's counter changes), so reading them costs 16 rows per queue whatever the
+-- history holds.
+ALTER TABLE pgjq.queue_depth
+    ADD COLUMN completed bigint NOT NULL DEFAULT 0,
+    ADD COLUMN failed bigint NOT NULL DEFAULT 0,
+    ADD COLUMN cancelled bigint NOT NULL DEFAULT 0;
+-- A queue of 0.1.0 starts from what its history holds.
+UPDATE pgjq.queue_depth d
+   SET completed = f.completed, failed = f.failed, cancelled = f.cancelled
+  FROM (SELECT queue_name, count(*) FILTER (WHERE status = 'completed') AS completed,
+               count(*) FILTER (WHERE status = 'failed') AS failed,
+               count(*) FILTER (WHERE status = 'cancelled') AS cancelled
+          FROM pgjq.finished_jobs GROUP BY queue_name) f
+ WHERE d.queue_name = f.queue_name AND d.slot = 0;
+
 CREATE OR REPLACE VIEW pgjq.jobs WITH (security_barrier) AS
     SELECT id, queue_name, job_type, priority, status, payload, NULL::jsonb AS result, run_at, unique_key,
            progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
@@ -382,15 +405,16 @@ CREATE OR REPLACE VIEW pgjq.jobs WITH (security_barrier) AS
       FROM pgjq.finished_jobs
      WHERE pgjq.may_read_job(queue_name, enqueued_by);
 
+-- completed, failed, cancelled: since the queue was created, from its counters (0.1.0 counted the history).
 CREATE OR REPLACE VIEW pgjq.queue_stats WITH (security_barrier) AS
     SELECT q.queue_name,
            coalesce(l.pending, 0)   AS pending,
            coalesce(l.scheduled, 0) AS scheduled,
            coalesce(l.claimed, 0)   AS claimed,
            coalesce(l.running, 0)   AS running,
-           coalesce(f.completed, 0) AS completed,
-           coalesce(f.failed, 0)    AS failed,
-           coalesce(f.cancelled, 0) AS cancelled,
+           f.completed,
+           f.failed,
+           f.cancelled,
            l.oldest_runnable_age,
            q.max_pending,
            q.fifo,
@@ -406,12 +430,99 @@ CREATE OR REPLACE VIEW pgjq.queue_stats WITH (security_barrier) AS
                         now() - min(run_at) FILTER (WHERE status = 'pending' AND run_at <= now())
                             AS oldest_runnable_age
                    FROM pgjq.live_jobs GROUP BY queue_name) l USING (queue_name)
-      LEFT JOIN (SELECT queue_name,
-                        count(*) FILTER (WHERE status = 'completed') AS completed,
-                        count(*) FILTER (WHERE status = 'failed')    AS failed,
-                        count(*) FILTER (WHERE status = 'cancelled') AS cancelled
-                   FROM pgjq.finished_jobs GROUP BY queue_name) f USING (queue_name)
+      CROSS JOIN LATERAL (SELECT coalesce(sum(d.completed), 0)::bigint AS completed,
+                                 coalesce(sum(d.failed), 0)::bigint AS failed,
+                                 coalesce(sum(d.cancelled), 0)::bigint AS cancelled
+                            FROM pgjq.queue_depth d WHERE d.queue_name = q.queue_name) f
      WHERE pgjq.may_read_queue(q.queue_name);
+
+-- Statistics whose cost grows with neither the history nor the backlog (the live counts of queue_stats read
+-- the live jobs): the totals of what finished, the unfinished jobs (the backpressure counter), and from
+-- indexes the workers holding jobs now and how long the next job a claim would take has been due.
+CREATE VIEW pgjq.queue_metrics WITH (security_barrier) AS
+    SELECT q.queue_name, c.unfinished, c.completed, c.failed, c.cancelled,
+           (SELECT count(DISTINCT l.worker_id) FROM pgjq.live_jobs l
+             WHERE l.queue_name = q.queue_name AND l.status > 'pending') AS workers,
+           (SELECT now() - l.run_at FROM pgjq.live_jobs l
+             WHERE l.queue_name = q.queue_name AND l.status = 'pending' AND l.run_at <= now()
+             ORDER BY l.priority DESC, l.id LIMIT 1) AS next_job_age,
+           q.paused
+      FROM pgjq.queues q
+     CROSS JOIN LATERAL (
+           SELECT coalesce(sum(d.unfinished), 0)::bigint AS unfinished, coalesce(sum(d.completed), 0)::bigint AS completed,
+                  coalesce(sum(d.failed), 0)::bigint AS failed, coalesce(sum(d.cancelled), 0)::bigint AS cancelled
+             FROM pgjq.queue_depth d WHERE d.queue_name = q.queue_name) c
+     WHERE pgjq.may_read_queue(q.queue_name);
+COMMENT ON VIEW pgjq.queue_metrics IS 'per queue: totals of finished jobs since creation, unfinished jobs, workers holding jobs, how long the next job has been due; costs the same at any history size';
+GRANT SELECT ON pgjq.queue_metrics TO PUBLIC;
+
+-- The same figures in the Prometheus text exposition format (for a scrape endpoint, e.g. `pgjq metrics
+-- --listen`): per queue the caller may read, job counts by state, totals by final status, workers and the
+-- next job's age; with admin or observer on every queue, the maintenance
+-- duties' counters too. Label values are escaped as the format requires.
+CREATE FUNCTION pgjq.metrics() RETURNS text LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    queues text;
+    duties text;
+BEGIN
+    -- A role that may read no queue has no pgjq capability: refused, as every function refuses it.
+    IF NOT EXISTS (SELECT FROM pgjq.queues) THEN
+        RAISE EXCEPTION 'permission denied: role "%" holds no pgjq capability', current_user
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'The extension''s owner grants one, as in pgjq.grant_observer(''monitoring'').';
+    END IF;
+    -- Every sample as (family, its HELP and TYPE, labels, value); each family is written as its HELP and
+    -- TYPE lines followed by its samples. Queue names need no escaping in a label: pgjq.queues allows
+    -- [a-z0-9_.-] only.
+    WITH s AS (SELECT * FROM pgjq.queue_stats), m AS (SELECT * FROM pgjq.queue_metrics),
+    samples (place, family, help, kind, labels, value) AS (
+        SELECT 1, 'pgjq_jobs', 'Jobs not finished, by state (reads the live jobs).', 'gauge',
+               format('queue="%s",state="%s"', s.queue_name, st.state), st.n::text
+          FROM s, LATERAL (VALUES ('pending', s.pending), ('scheduled', s.scheduled), ('waiting', s.waiting),
+                                  ('claimed', s.claimed), ('running', s.running)) st(state, n)
+        UNION ALL
+        SELECT 2, 'pgjq_jobs_unfinished', 'Jobs not finished (the backpressure counter).', 'gauge',
+               format('queue="%s"', m.queue_name), m.unfinished::text FROM m
+        UNION ALL
+        SELECT 3, 'pgjq_jobs_finished_total', 'Jobs finished since the queue was created, by final status.',
+               'counter', format('queue="%s",status="%s"', m.queue_name, f.status), f.n::text
+          FROM m, LATERAL (VALUES ('completed', m.completed), ('failed', m.failed), ('cancelled', m.cancelled)) f(status, n)
+        UNION ALL
+        SELECT 4, 'pgjq_workers', 'Distinct worker ids holding jobs of the queue now.', 'gauge',
+               format('queue="%s"', m.queue_name), m.workers::text FROM m
+        UNION ALL
+        SELECT 5, 'pgjq_next_job_age_seconds', 'How long the job a claim would take next has been due (0: none).',
+               'gauge', format('queue="%s"', m.queue_name), coalesce(extract(epoch FROM m.next_job_age), 0)::text FROM m
+        UNION ALL
+        SELECT 6, 'pgjq_queue_paused', 'Whether the queue is paused (1) or not (0).', 'gauge',
+               format('queue="%s"', m.queue_name), m.paused::int::text FROM m)
+    SELECT string_agg(block, '' ORDER BY place) INTO queues
+      FROM (SELECT place, format(E'# HELP %s %s\n# TYPE %s %s\n', family, help, family, kind)
+                          || string_agg(format(E'%s{%s} %s\n', family, labels, value), '' ORDER BY labels) AS block
+              FROM samples GROUP BY place, family, help, kind) b;
+    -- The maintenance duties, for those who may see them (admin or observer on every queue). A database's
+    -- name may hold any character: escaped as the format requires.
+    BEGIN
+        WITH d AS (SELECT duty, runs, errors,
+                          replace(replace(replace(datname::text, E'\\', E'\\\\'), '"', E'\\"'), E'\n', E'\\n') AS database
+                     FROM pgjq.maintenance_duties()),
+        samples (place, family, help, labels, value) AS (
+            SELECT 1, 'pgjq_maintenance_duty_runs_total', 'Successful runs of each maintenance duty since the server started.',
+                   format('database="%s",duty="%s"', d.database, d.duty), d.runs FROM d
+            UNION ALL
+            SELECT 2, 'pgjq_maintenance_duty_errors_total', 'Failed runs of each maintenance duty since the server started.',
+                   format('database="%s",duty="%s"', d.database, d.duty), d.errors FROM d)
+        SELECT string_agg(block, '' ORDER BY place) INTO duties
+          FROM (SELECT place, format(E'# HELP %s %s\n# TYPE %s counter\n', family, help, family)
+                              || string_agg(format(E'%s{%s} %s\n', family, labels, value), '' ORDER BY labels) AS block
+                  FROM samples GROUP BY place, family, help) b;
+    EXCEPTION WHEN insufficient_privilege THEN
+        duties := NULL;  -- not for this role: the queues' figures are all it gets
+    END;
+    RETURN coalesce(queues, '') || coalesce(duties, '');
+END;
+$$;
+GRANT EXECUTE ON FUNCTION pgjq.metrics() TO PUBLIC;
 
 -- The producer, worker and queue functions with their new arguments. The old signatures go (a call by
 -- position or name with the old arguments still resolves to the new ones, whose added arguments default).

@@ -153,6 +153,14 @@ my $counters = q{
 	 WHERE (SELECT coalesce(sum(unfinished), 0) FROM pgjq.queue_depth d WHERE d.queue_name = q.queue_name)
 	    <> (SELECT count(*) FROM pgjq.live_jobs l WHERE l.queue_name = q.queue_name)};
 is($sql->($counters), '0', 'the backpressure counters equal the real counts');
+is($sql->(q{SELECT count(*) FROM pgjq.queue_stats s
+	            LEFT JOIN (SELECT queue_name, count(*) FILTER (WHERE status = 'completed') AS completed,
+	                              count(*) FILTER (WHERE status = 'failed') AS failed,
+	                              count(*) FILTER (WHERE status = 'cancelled') AS cancelled
+	                         FROM pgjq.finished_jobs GROUP BY queue_name) f USING (queue_name)
+	           WHERE (s.completed, s.failed, s.cancelled)
+	                 IS DISTINCT FROM (coalesce(f.completed, 0), coalesce(f.failed, 0), coalesce(f.cancelled, 0))}),
+	'0', 'the totals of finished jobs start from what the history of 0.1.0 holds');
 is($sql->(q{SELECT string_agg(grantee::text || ' ' || capability || ' ' || coalesce(queue_name, '*'), ', '
                               ORDER BY grantee::text, capability) FROM pgjq.grants}),
 	'app_admin admin *, app_producer producer *, app_producer worker *, app_worker worker *',

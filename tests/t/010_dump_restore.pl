@@ -70,6 +70,9 @@ my $queues_query = q{SELECT string_agg(format('%s', (queue_name, max_pending, fi
                        FROM pgjq.queues q};
 my $depth_query = q{SELECT string_agg(queue_name || ' ' || n, ', ' ORDER BY queue_name)
                       FROM (SELECT queue_name, sum(unfinished) AS n FROM pgjq.queue_depth GROUP BY 1) d};
+# From 0.2.0 the counters also hold the totals of what finished.
+my $finished_query = q{SELECT string_agg(format('%s', m), E'\n' ORDER BY queue_name)
+                         FROM (SELECT queue_name, completed, failed, cancelled FROM pgjq.queue_metrics) m};
 my $live_query = q{SELECT string_agg(queue_name || ' ' || n, ', ' ORDER BY queue_name)
                      FROM (SELECT q.queue_name, count(l.id) AS n FROM pgjq.queues q
                              LEFT JOIN pgjq.live_jobs l USING (queue_name) GROUP BY 1) c};
@@ -112,6 +115,11 @@ for my $case ([ 'current', $source->safe_psql('postgres', q{SELECT default_versi
 	is($sql->($jobs_query), $before{$jobs_query}, "$db: every job is restored with its id, state, times and result");
 	is($sql->($depth_query), $before{$depth_query}, "$db: the backpressure counters are restored");
 	is($sql->($depth_query), $sql->($live_query), "$db: and equal the real counts");
+	if ($version ne '0.1.0')
+	{
+		is($sql->($finished_query), $source->safe_psql($db, $finished_query),
+			"$db: the totals of finished jobs are restored");
+	}
 	is($sql->(q{SET ROLE app_producer; SELECT pgjq.enqueue('granted', '{}') > 0}), 't', "$db: the grants are restored");
 	my $new = $sql->(q{SELECT pgjq.enqueue('fresh', '{}', queue_name => 'mail')});
 	ok($new > $max_id, "$db: a new job's id ($new) comes after the restored ones ($max_id)");

@@ -39,6 +39,13 @@ const plan_text k_reserve_written = {
 const plan_text k_write = {
     "UPDATE pgjq.queue_depth SET unfinished = unfinished + $3 WHERE queue_name = $1 AND slot = $2",
     3, {TEXTOID, INT2OID, INT8OID}};
+// From 0.2.0: with the totals of what finished.
+const plan_text k_write_finished = {
+    "UPDATE pgjq.queue_depth SET unfinished = unfinished + $3, completed = completed + $4, failed = failed + $5,"
+    "       cancelled = cancelled + $6"
+    " WHERE queue_name = $1 AND slot = $2",
+    6, {TEXTOID, INT2OID, INT8OID, INT8OID, INT8OID, INT8OID}};
+SPIPlanPtr s_write_finished;
 const plan_text k_create_depth_rows = {
     "INSERT INTO pgjq.queue_depth (queue_name, slot) SELECT $1, s FROM pg_catalog.generate_series(0, $2) AS s",
     2, {TEXTOID, INT4OID}};
@@ -48,7 +55,27 @@ const plan_text k_create_depth_rows = {
 struct depth_frame {
     SubTransactionId sub;
     int64 delta;
+    bool has_finished;  // `finished` holds something
+    finished_counts finished;
 };
+
+void add_counts(finished_counts* sum, const finished_counts& more)
+{
+    sum->completed += more.completed;
+    sum->failed += more.failed;
+    sum->cancelled += more.cancelled;
+}
+
+void add_frames(depth_frame* into, const depth_frame& from)
+{
+    into->delta += from.delta;
+    if (from.has_finished) {
+        if (!into->has_finished)
+            memset(&into->finished, 0, sizeof into->finished);
+        add_counts(&into->finished, from.finished);
+        into->has_finished = true;
+    }
+}
 
 // One counter row this transaction changed: a queue's row of one slot.
 struct depth_entry {
@@ -117,11 +144,22 @@ int64 unwritten(const depth_entry* e)
     return sum;
 }
 
-void add_to_frame(depth_entry* e, int64 delta)
+// Everything the entry's frames hold, in one frame.
+depth_frame unwritten_frame(const depth_entry* e)
 {
-    SubTransactionId current = GetCurrentSubTransactionId();
-    if (e->nframes > 0 && e->frames[e->nframes - 1].sub == current) {
-        e->frames[e->nframes - 1].delta += delta;
+    depth_frame sum = {InvalidSubTransactionId, 0, false, {}};
+    for (int i = 0; i < e->nframes; i++)
+        add_frames(&sum, e->frames[i]);
+    return sum;
+}
+
+void add_to_frame(depth_entry* e, int64 delta, const finished_counts* finished = nullptr)
+{
+    depth_frame change = {GetCurrentSubTransactionId(), delta, finished != nullptr, {}};
+    if (finished != nullptr)
+        change.finished = *finished;
+    if (e->nframes > 0 && e->frames[e->nframes - 1].sub == change.sub) {
+        add_frames(&e->frames[e->nframes - 1], change);
         return;
     }
     if (e->nframes == e->frames_capacity) {
@@ -130,7 +168,21 @@ void add_to_frame(depth_entry* e, int64 delta)
             e->frames ? repalloc(e->frames, sizeof(depth_frame) * e->frames_capacity)
                       : MemoryContextAlloc(TopMemoryContext, sizeof(depth_frame) * e->frames_capacity));
     }
-    e->frames[e->nframes++] = {current, delta};
+    e->frames[e->nframes++] = change;
+}
+
+// Writes a change of one counter row (the caller has an SPI connection).
+void write_row(const char* queue_name, int16 slot, const depth_frame& change)
+{
+    if (!change.has_finished) {
+        Datum values[3] = {CStringGetTextDatum(queue_name), Int16GetDatum(slot), Int64GetDatum(change.delta)};
+        run_plan(saved_plan(&s_write, k_write), values, nullptr);
+        return;
+    }
+    const finished_counts& f = change.finished;
+    Datum values[6] = {CStringGetTextDatum(queue_name), Int16GetDatum(slot),     Int64GetDatum(change.delta),
+                       Int64GetDatum(f.completed),      Int64GetDatum(f.failed), Int64GetDatum(f.cancelled)};
+    run_plan(saved_plan(&s_write_finished, k_write_finished), values, nullptr);
 }
 
 int compare_entries(const void* a, const void* b)
@@ -149,9 +201,11 @@ void write_ledger()
         return;
     depth_entry** due = static_cast<depth_entry**>(palloc(sizeof(depth_entry*) * s_count));
     int ndue = 0;
-    for (int i = 0; i < s_count; i++)
-        if (unwritten(&s_entries[i]) != 0)
+    for (int i = 0; i < s_count; i++) {
+        depth_frame change = unwritten_frame(&s_entries[i]);
+        if (change.delta != 0 || change.has_finished)
             due[ndue++] = &s_entries[i];
+    }
     // Nothing to write, or the extension was dropped in this transaction.
     if (ndue == 0 || !OidIsValid(pgjq_relation("queue_depth"))) {
         pfree(due);
@@ -161,9 +215,7 @@ void write_ledger()
 
     commit_work work = begin_commit_work();
     for (int i = 0; i < ndue; i++) {
-        Datum values[3] = {CStringGetTextDatum(due[i]->queue_name), Int16GetDatum(due[i]->slot),
-                           Int64GetDatum(unwritten(due[i]))};
-        run_plan(saved_plan(&s_write, k_write), values, nullptr);
+        write_row(due[i]->queue_name, due[i]->slot, unwritten_frame(due[i]));
         due[i]->nframes = 0;
     }
     end_commit_work(work);
@@ -188,7 +240,7 @@ void follow_subtransaction(SubXactEvent event, SubTransactionId sub, SubTransact
         }
         if (e->nframes > 0 && e->frames[e->nframes - 1].sub == sub) {
             if (e->nframes > 1 && e->frames[e->nframes - 2].sub == parent) {
-                e->frames[e->nframes - 2].delta += e->frames[e->nframes - 1].delta;
+                add_frames(&e->frames[e->nframes - 2], e->frames[e->nframes - 1]);
                 e->nframes--;
             } else {
                 e->frames[e->nframes - 1].sub = parent;
@@ -242,18 +294,20 @@ int64 unwritten_depth(Datum queue_name)
     return sum;
 }
 
-void adjust_depth(Datum queue_name, int64 delta)
+void adjust_depth(Datum queue_name, int64 delta, const finished_counts* finished)
 {
     depth_entry* e = ledger_entry(queue_name);
     if (e->written_in != InvalidSubTransactionId) {
-        add_to_frame(e, delta);
+        add_to_frame(e, delta, finished);
         return;
     }
     // The first change of the row in this transaction writes it, as a reservation does: the row is then
     // locked until the transaction ends, so drop_queue waits for those finishing jobs of the queue.
     const int index = static_cast<int>(e - s_entries);
-    Datum values[3] = {queue_name, Int16GetDatum(e->slot), Int64GetDatum(delta)};
-    run_plan(saved_plan(&s_write, k_write), values, nullptr);
+    depth_frame change = {InvalidSubTransactionId, delta, finished != nullptr, {}};
+    if (finished != nullptr)
+        change.finished = *finished;
+    write_row(e->queue_name, e->slot, change);
     s_entries[index].written_in = GetCurrentSubTransactionId();
 }
 
@@ -282,7 +336,9 @@ void forget_depth(const char* queue_name)
         if (strcmp(e->queue_name, queue_name) != 0)
             continue;
         // Cancelled in a frame of its own, so that a rollback of the drop's subtransaction brings it back.
-        add_to_frame(e, -unwritten(e));
+        depth_frame held = unwritten_frame(e);
+        finished_counts undo = {-held.finished.completed, -held.finished.failed, -held.finished.cancelled};
+        add_to_frame(e, -held.delta, held.has_finished ? &undo : nullptr);
         // A queue created again has new rows: its first reservation writes one of them. (After a rollback
         // of the drop, this costs one more write of the old row, nothing else.)
         e->written_in = InvalidSubTransactionId;

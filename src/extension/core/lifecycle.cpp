@@ -71,22 +71,29 @@ namespace pgjq {
 // The transaction's first change of the depth counters writes this backend's slot rows in the statement
 // itself (one statement fewer for the common one-call transaction); later ones go to the transaction's
 // ledger (core/depth.hpp).
-#define WRITE_DEPTH                                                                                    \
+#define WRITE_DEPTH_LEGACY                                                                             \
     ", counted AS (UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - g.n FROM" MOVED_BY_QUEUE   \
     " WHERE d.queue_name = g.queue_name AND d.slot = $9)"
-#define ARCHIVE_PLAN(write)                                                                            \
+// From 0.2.0 the same rows count what finished, by final status ($3; core/depth.hpp), in the same write.
+#define WRITE_DEPTH                                                                                    \
+    ", counted AS (UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - g.n,"                      \
+    "   completed = d.completed + CASE WHEN $3 = 'completed' THEN g.n ELSE 0 END,"                     \
+    "   failed = d.failed + CASE WHEN $3 = 'failed' THEN g.n ELSE 0 END,"                              \
+    "   cancelled = d.cancelled + CASE WHEN $3 = 'cancelled' THEN g.n ELSE 0 END"                      \
+    "  FROM" MOVED_BY_QUEUE " WHERE d.queue_name = g.queue_name AND d.slot = $9)"
+#define ARCHIVE_PLAN(write, write_legacy)                                                              \
     {{ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ADDED_COLUMNS, ADDED_VALUES, "") write               \
       RETURN_MOVED(GROUPS_CURRENT), 9, ARCHIVE_TYPES},                                                 \
-     {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") write RETURN_MOVED(GROUPS_LEGACY), 9, ARCHIVE_TYPES}}
-#define ARCHIVE_SOME_DISCARDED_PLAN(write)                                                             \
+     {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") write_legacy RETURN_MOVED(GROUPS_LEGACY), 9, ARCHIVE_TYPES}}
+#define ARCHIVE_SOME_DISCARDED_PLAN(write, write_legacy)                                               \
     {{ARCHIVE_DELETE(HOLDER_ROLE, KEEP_OR_DISCARD) ARCHIVE_INSERT(ADDED_COLUMNS, ADDED_VALUES, " WHERE kept") write \
       RETURN_MOVED_AND_DISCARDED(GROUPS_CURRENT), 9, ARCHIVE_TYPES},                                   \
-     {ARCHIVE_DELETE("", KEEP_OR_DISCARD) ARCHIVE_INSERT("", "", " WHERE kept") write                  \
+     {ARCHIVE_DELETE("", KEEP_OR_DISCARD) ARCHIVE_INSERT("", "", " WHERE kept") write_legacy           \
       RETURN_MOVED_AND_DISCARDED(GROUPS_LEGACY), 9, ARCHIVE_TYPES}}
 // Indexed by whether the statement writes the counters itself.
-static versioned_plan s_archive[2] = {ARCHIVE_PLAN(""), ARCHIVE_PLAN(WRITE_DEPTH)};
-static versioned_plan s_archive_some_discarded[2] = {ARCHIVE_SOME_DISCARDED_PLAN(""),
-                                                     ARCHIVE_SOME_DISCARDED_PLAN(WRITE_DEPTH)};
+static versioned_plan s_archive[2] = {ARCHIVE_PLAN("", ""), ARCHIVE_PLAN(WRITE_DEPTH, WRITE_DEPTH_LEGACY)};
+static versioned_plan s_archive_some_discarded[2] = {ARCHIVE_SOME_DISCARDED_PLAN("", ""),
+                                                     ARCHIVE_SOME_DISCARDED_PLAN(WRITE_DEPTH, WRITE_DEPTH_LEGACY)};
 // clang-format on
 
 // The finished notices of jobs deleted without a history row (see k_archive_some_discarded).
@@ -117,15 +124,34 @@ static int compare_names(const void* a, const void* b)
     return strcmp(*static_cast<char* const*>(a), *static_cast<char* const*>(b));
 }
 
-// What left the live table, by queue (see RETURN_MOVED_COLUMNS), taken off the depth counters: noted as
-// written when the statement wrote them itself, else kept in the transaction's ledger.
-static void count_moved(Datum one_queue, bool several, Datum every_queue, int64 count, bool written)
+// What left the live table, by queue (see RETURN_MOVED_COLUMNS), taken off the depth counters and, from
+// 0.2.0 (`status` given), added to the totals of that final status: noted as written when the statement
+// wrote them itself, else kept in the transaction's ledger.
+static void count_moved(Datum queue, int64 count, const char* status, bool written)
+{
+    if (written) {
+        depth_written(queue);
+        return;
+    }
+    if (status == nullptr) {
+        adjust_depth(queue, -count);
+        return;
+    }
+    finished_counts finished = {0, 0, 0};
+    if (strcmp(status, "completed") == 0)
+        finished.completed = count;
+    else if (strcmp(status, "failed") == 0)
+        finished.failed = count;
+    else
+        finished.cancelled = count;
+    adjust_depth(queue, -count, &finished);
+}
+
+static void count_moved_by_queue(Datum one_queue, bool several, Datum every_queue, int64 count, const char* status,
+                                 bool written)
 {
     if (!several) {
-        if (written)
-            depth_written(one_queue);
-        else
-            adjust_depth(one_queue, -count);
+        count_moved(one_queue, count, status, written);
         return;
     }
     Datum* datums;
@@ -139,10 +165,7 @@ static void count_moved(Datum one_queue, bool several, Datum every_queue, int64 
     for (int i = 0, run = 1; i < n; i++, run++) {
         if (i + 1 < n && strcmp(names[i], names[i + 1]) == 0)
             continue;
-        if (written)
-            depth_written(CStringGetTextDatum(names[i]));
-        else
-            adjust_depth(CStringGetTextDatum(names[i]), -run);
+        count_moved(CStringGetTextDatum(names[i]), run, status, written);
         run = 0;
     }
 }
@@ -200,7 +223,7 @@ uint64 archive_jobs(const archive_request& r, Datum* moved)
     Datum queue = SPI_getbinval(row, desc, 3, &none_moved);
     Datum every_queue = SPI_getbinval(row, desc, 4, &one_queue);
     if (!none_moved)
-        count_moved(queue, !one_queue, every_queue, count, writes_depth);
+        count_moved_by_queue(queue, !one_queue, every_queue, count, legacy ? nullptr : r.status, writes_depth);
     return static_cast<uint64>(count);
 }
 

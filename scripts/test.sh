@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of pgjq: the pg_regress suite, the isolation specs, the TAP crash/process tests, the
-# client's Boost.Test suite, the documentation's SQL examples, fuzzing and the client package test, each
+# client's Boost.Test suite, the documentation's SQL examples, the Python and psql examples, fuzzing and the client package test, each
 # against its own throwaway cluster. Installs
 # missing Debian packages first (apt-get when root). PostgreSQL refuses to run as root, so as root the work
 # continues as the `postgres` user in a copy of the tree (see reexec_unprivileged in scripts/lib.sh).
@@ -30,6 +30,7 @@ run_suite "isolation (concurrency specs)" \
 run_suite "TAP (maintenance worker, crashes, upgrades)" bash scripts/tap_tests.sh
 run_suite "client (Boost.Test)" bash scripts/client_tests.sh
 run_suite "documentation examples" bash scripts/docs_tests.sh
+run_suite "examples (a worker in any language: Python, psql)" bash scripts/examples_tests.sh
 run_suite "fuzzing (sqlsmith, random calls)" bash scripts/fuzz.sh
 run_suite "release metadata and client package (pkg-config, CMake, exports)" bash scripts/package_tests.sh
 

@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""A pgjq producer in plain SQL from Python (psycopg 3): each order and its job commit together.
+
+    python3 producer.py [CONNINFO] [ORDERS]
+
+CONNINFO defaults to libpq's environment (PGHOST, PGDATABASE, ...). The job is enqueued inside the
+transaction that writes the order: if anything fails before COMMIT, neither exists.
+"""
+import sys
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+
+def main() -> int:
+    conninfo = sys.argv[1] if len(sys.argv) > 1 else ""
+    orders = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    with psycopg.connect(conninfo) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS example_orders (id bigint PRIMARY KEY, customer text NOT NULL)")
+        conn.commit()
+        for n in range(1, orders + 1):
+            with conn.transaction():  # BEGIN ... COMMIT, or ROLLBACK if the block raises
+                conn.execute("INSERT INTO example_orders VALUES (%s, %s) ON CONFLICT DO NOTHING", (n, f"c{n}"))
+                # Every tenth order asks for something the worker cannot do, to show a failing job.
+                kind = "refund" if n % 10 == 0 else "email"
+                (job_id,) = conn.execute(
+                    "SELECT pgjq.enqueue(%s, %s, queue_name => 'examples')", (kind, Jsonb({"order": n}))
+                ).fetchone()
+            print(f"order {n}: job {job_id} ({kind})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

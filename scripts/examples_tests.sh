@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs the any-language examples (examples/python, examples/psql) against a throwaway cluster with pgjq
+# preloaded, so that they cannot rot: the Python producer enqueues orders with their jobs, the Python worker
+# drains them (a job type it has no handler for is failed and dead-lettered), the psql producer and worker
+# do the same, and the queue's totals must say exactly that. Debian's python3-psycopg, with the system's
+# python3. As root it re-executes itself as the postgres user (see scripts/lib.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+ensure_packages python3-psycopg
+reexec_unprivileged examples_tests.sh "$@"
+
+STAGE_DIR=${STAGE_DIR:-$PWD/build/stage}
+STAGE_BIN=$STAGE_DIR/runtime$(pg_bindir)
+export STAGE_DIR STAGE_BIN
+bash scripts/stage.sh >/dev/null
+python=/usr/bin/python3   # Debian's, which has python3-psycopg (another python3 on PATH may not)
+
+cluster=$PWD/build/examples-tests
+trap 'stop_cluster "$cluster"' EXIT
+start_cluster "$cluster" "shared_preload_libraries = 'pgjq'" "log_min_messages = warning"
+psql=("$STAGE_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$PGJQ_CONNINFO")
+"${psql[@]}" -c "CREATE EXTENSION pgjq" -c "SELECT pgjq.create_queue('examples', max_attempts => 1)" >/dev/null
+fail() { echo "examples test failed: $*" >&2; exit 1; }
+
+log "Python: producer.py enqueues 20 orders, worker.py drains them"
+"$python" examples/python/producer.py "$PGJQ_CONNINFO" 20 >"$cluster/producer.out" || fail "producer.py"
+timeout 120 "$python" examples/python/worker.py "$PGJQ_CONNINFO" --exit-when-idle >"$cluster/worker.out" \
+  || fail "worker.py"
+got=$("${psql[@]}" -c "SELECT format('%s %s %s %s', (SELECT count(*) FROM example_orders), completed, failed,
+                         unfinished) FROM pgjq.queue_metrics WHERE queue_name = 'examples'")
+[ "$got" = "20 18 2 0" ] || fail "after the Python worker: orders, completed, failed, unfinished = $got, not 20 18 2 0"
+grep -q "no handler for job type 'refund'" <("${psql[@]}" -c "SELECT string_agg(last_error, ' ') FROM pgjq.jobs WHERE status = 'failed'") \
+  || fail "the failed jobs do not say why"
+
+log "Python: a worker waiting on LISTEN is woken by an enqueue and stops on SIGTERM"
+"$python" examples/python/worker.py "$PGJQ_CONNINFO" >"$cluster/listening.out" 2>&1 &
+worker=$!
+sleep 1
+"$python" examples/python/producer.py "$PGJQ_CONNINFO" 1 >/dev/null   # order 1 exists: a second job for it
+for _ in $(seq 50); do grep -q completed "$cluster/listening.out" && break; sleep 0.1; done
+grep -q completed "$cluster/listening.out" || fail "the listening worker did not take the new job"
+kill -TERM "$worker"
+for _ in $(seq 100); do kill -0 "$worker" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$worker" 2>/dev/null && fail "the worker did not stop on SIGTERM"
+wait "$worker" || fail "the worker exited with an error on SIGTERM"
+
+log "psql: producer.sql enqueues 3 orders, worker.sql drains them"
+for order in 41 42 43; do "${psql[@]}" -v order=$order -f examples/psql/producer.sql >/dev/null 2>&1; done
+turns=0
+while [ -n "$("${psql[@]}" -f examples/psql/worker.sql)" ]; do
+  turns=$((turns + 1)); [ $turns -lt 10 ] || fail "worker.sql never drained the queue"
+done
+got=$("${psql[@]}" -c "SELECT format('%s %s %s', completed, failed, unfinished) FROM pgjq.queue_metrics
+                       WHERE queue_name = 'examples'")
+[ "$got" = "22 2 0" ] || fail "after the psql worker: completed, failed, unfinished = $got, not 22 2 0"
+echo "examples: 3 passed, 0 failed"

@@ -123,6 +123,7 @@ struct queue_stats
   std::int64_t scheduled = 0; // pending with run_at in the future (includes retry backoff)
   std::int64_t claimed = 0;
   std::int64_t running = 0;
+  // Totals since the queue was created (from 0.2.0's counters: pruning and deleting history do not lower them).
   std::int64_t completed = 0;
   std::int64_t failed = 0;
   std::int64_t cancelled = 0;

@@ -4,9 +4,9 @@
 PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-15 postgresql-server-dev-15 libpq-dev
                libboost-test-dev nlohmann-json3-dev libipc-run-perl cmake binutils clang-format)
 # Only the tests need these: the pooler of tests/client/test_pooler.cpp, the fuzzer of scripts/fuzz.sh,
-# Prometheus's promtool (tests/t/023_prometheus_metrics.pl) and psycopg (scripts/examples_tests.sh).
+# Prometheus's promtool and postgres_exporter (tests/t/023, 024) and psycopg (scripts/examples_tests.sh).
 # scripts/test.sh installs them before it gives up root; each script also asks for its own.
-PGJQ_TEST_PACKAGES=(pgbouncer sqlsmith prometheus python3-psycopg)
+PGJQ_TEST_PACKAGES=(pgbouncer sqlsmith prometheus prometheus-postgres-exporter python3-psycopg)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -132,6 +132,11 @@ DROP FUNCTION pgjq.grant_producer(name), pgjq.grant_worker(name), pgjq.grant_adm
     pgjq.set_capability(name, text, boolean);
 DROP TABLE pgjq.capabilities;
 
+-- The refusal of an unknown queue, worded once (core/limits.hpp), for the SQL-language functions below.
+CREATE FUNCTION pgjq.raise_unknown_queue(queue_name text) RETURNS void
+    LANGUAGE c STRICT AS 'MODULE_PATHNAME', 'pgjq_raise_unknown_queue';
+REVOKE ALL ON FUNCTION pgjq.raise_unknown_queue(text) FROM PUBLIC;
+
 CREATE FUNCTION pgjq.set_capability(role_name name, capability text, queue_name text, grant_it boolean)
     RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -151,7 +156,7 @@ BEGIN
             HINT = 'The capabilities are producer, worker, admin and observer.';
     END IF;
     IF queue_name IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pgjq.queues q WHERE q.queue_name = set_capability.queue_name) THEN
-        RAISE EXCEPTION 'queue "%" does not exist', queue_name USING ERRCODE = 'undefined_object';
+        PERFORM pgjq.raise_unknown_queue(queue_name);
     END IF;
     IF grant_it THEN
         INSERT INTO pgjq.grants (grantee, capability, queue_name)

@@ -1,4 +1,5 @@
-// queues.cpp: create_queue, alter_queue, drop_queue, pause_queue, resume_queue.
+// queues.cpp: create_queue, alter_queue, drop_queue, pause_queue, resume_queue; the unknown-queue refusal
+// for the SQL-language functions.
 #include "core/args.hpp"
 #include "core/boundary.hpp"
 #include "core/depth.hpp"
@@ -307,4 +308,12 @@ PGJQ_API_FUNCTION(pause_queue)
 PGJQ_API_FUNCTION(resume_queue)
 {
     return set_paused(fcinfo, call, false);
+}
+
+// The refusal of an unknown queue for pgjq's SQL-language functions (set_capability), so that its wording and
+// SQLSTATE have one home (core/limits.hpp) whichever language checks.
+PGJQ_FUNCTION(raise_unknown_queue)
+{
+    raise_unknown_queue(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+    PG_RETURN_VOID();
 }

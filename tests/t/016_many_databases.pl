@@ -1,5 +1,5 @@
 # Many databases under PostgreSQL's default max_worker_processes (8): 40 databases with pgjq, each with
-# an abandoned job whose lease ends. pgjq runs at most pgjq.max_workers maintenance workers at a time
+# an abandoned job whose lease ends. pgjq runs at most pgjq.max_maintenance_workers maintenance workers at a time
 # (plus its launcher), so every lease is recovered, a parallel query still gets its workers, no slot
 # error reaches the log, an idle database costs no process, and worker_status() says which databases are
 # served, which wait and why.
@@ -16,8 +16,8 @@ my $databases = 40;
 my $max_workers = 2;
 my $node = new_node('many',
 	conf => "max_worker_processes = 8\n"
-	  . "pgjq.max_workers = $max_workers\n"
-	  . "pgjq.worker_idle_timeout = '2s'\n"
+	  . "pgjq.max_maintenance_workers = $max_workers\n"
+	  . "pgjq.maintenance_idle_timeout = '2s'\n"
 	  . "pgjq.naptime = '5s'\n"
 	  . "pgjq.launcher_naptime = '30s'\n");
 my @dbs = map { sprintf('tenant%02d', $_) } 1 .. $databases;
@@ -40,7 +40,7 @@ for (1 .. 30)
 	$most = $n if $n > $most;
 	select(undef, undef, undef, 0.1);
 }
-cmp_ok($most, '<=', $max_workers, "at most pgjq.max_workers ($max_workers) maintenance workers run at once");
+cmp_ok($most, '<=', $max_workers, "at most pgjq.max_maintenance_workers ($max_workers) maintenance workers run at once");
 
 # Every database: a job claimed by a worker that then goes silent.
 my %lease_end;
@@ -124,12 +124,12 @@ my @slot_errors = grep { /could not register|could not start|slots are in use|ou
 is(scalar(@slot_errors), 0, 'no background worker slot error in the server log') or diag(join("\n", @slot_errors[0 .. 4]));
 $node->stop;
 
-# Slots taken by others: pgjq.max_workers asks for more workers than max_worker_processes has room for.
+# Slots taken by others: pgjq.max_maintenance_workers asks for more workers than max_worker_processes has room for.
 # The launcher serves with what it gets, retries after pgjq.restart_delay and warns once per
 # pgjq.launcher_naptime, not once per attempt.
 my $full = new_node('full',
 	conf => "max_worker_processes = 3\n"    # the logical replication launcher, pgjq's launcher, one more
-	  . "pgjq.max_workers = 4\n"
+	  . "pgjq.max_maintenance_workers = 4\n"
 	  . "pgjq.launcher_naptime = '30s'\n");
 my $full_started = time;
 my @few = map { "crowded$_" } 1 .. 6;

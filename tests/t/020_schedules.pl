@@ -13,7 +13,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 # Idle workers leave after a second, so that the launcher has to bring one back for a schedule.
-my $node = new_node('schedules', conf => "pgjq.worker_idle_timeout = '1s'\npgjq.naptime = '10s'\n");
+my $node = new_node('schedules', conf => "pgjq.maintenance_idle_timeout = '1s'\npgjq.naptime = '10s'\n");
 $node->safe_psql('postgres', q{CREATE EXTENSION pgjq; SELECT pgjq.create_queue('ticks');});
 wait_for_maintenance($node, 'postgres');
 wait_for_no_maintenance($node, 'postgres') or die 'the idle worker did not leave';

@@ -27,8 +27,8 @@ sub new_node
 	  . "restart_after_crash = on\n"
 	  # Workers stay while their database has the extension, so that the tests can watch them; how the
 	  # launcher serves databases in turn with few workers is 016_many_databases.pl's subject.
-	  . "pgjq.max_workers = 8\n"
-	  . "pgjq.worker_idle_timeout = '1h'\n";
+	  . "pgjq.max_maintenance_workers = 8\n"
+	  . "pgjq.maintenance_idle_timeout = '1h'\n";
 	$conf .= "shared_preload_libraries = 'pgjq'\n" if $preload;
 	$conf .= $opt{conf} if defined $opt{conf};
 	$node->append_conf('postgresql.conf', $conf);

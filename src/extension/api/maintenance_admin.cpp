@@ -50,7 +50,7 @@ const char* service_state(const db_slot* s)
     if (s->pid != 0)
         return "running";
     if (s->waiting_since != 0)
-        return "waiting";  // due, but every one of pgjq.max_workers is busy
+        return "waiting";  // due, but every one of pgjq.max_maintenance_workers is busy
     if (!s->idle_exit && s->exited_at != 0)
         return "restarting";  // the worker exited with an error or was terminated
     return "idle";            // nothing to do until next_wake, or until a transaction needs a worker
@@ -262,7 +262,7 @@ PGJQ_API_FUNCTION(start_worker)
     SpinLockRelease(&state->mutex);
     if (alive)
         PG_RETURN_INT32(static_cast<int32>(running));
-    // With preload the launcher serves the database: ask it for a worker now (within pgjq.max_workers).
+    // With preload the launcher serves the database: ask it for a worker now (within pgjq.max_maintenance_workers).
     // A database outside pgjq.databases gets a worker of its own, as without preload.
     SpinLockAcquire(&state->mutex);
     bool launcher = state->launcher_pid != 0;
@@ -271,11 +271,13 @@ PGJQ_API_FUNCTION(start_worker)
         request_service(MyDatabaseId, false);
         pid_t pid = wait_for_slot(state, true, 0, nullptr);
         if (pid == 0)
-            ereport(ERROR,
-                    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                     errmsg("the pgjq launcher did not start a maintenance worker for database \"%s\" in time",
-                            get_database_name(MyDatabaseId)),
-                     errhint("pgjq.worker_status() shows whether it waits for a free worker (pgjq.max_workers).")));
+            ereport(
+                ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("the pgjq launcher did not start a maintenance worker for database \"%s\" in time",
+                        get_database_name(MyDatabaseId)),
+                 errhint(
+                     "pgjq.worker_status() shows whether it waits for a free worker (pgjq.max_maintenance_workers).")));
         PG_RETURN_INT32(static_cast<int32>(pid));
     }
 

@@ -15,7 +15,7 @@ int prune_interval_s = 60;
 int prune_batch_size = 1000;
 int restart_delay_s = 1;
 int max_maintenance_workers = 2;
-int worker_idle_timeout_s = 10;
+int maintenance_idle_timeout_s = 10;
 int max_databases = 256;
 char* served_databases = nullptr;
 char* test_failing_duty = nullptr;
@@ -68,16 +68,16 @@ void define_settings()
                             "The launcher's own restart delay is the value read at server start.", &restart_delay_s, 1,
                             1, 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
-        "pgjq.max_workers",
+        "pgjq.max_maintenance_workers",
         "Most maintenance workers the pgjq launcher runs at once, whatever the number of databases.",
         "Each is a background worker: max_worker_processes must leave room for them, the launcher, "
         "parallel query and logical replication.",
         &max_maintenance_workers, 2, 1, 64, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
-        "pgjq.worker_idle_timeout",
+        "pgjq.maintenance_idle_timeout",
         "How long a maintenance worker the launcher started stays with nothing to do before it exits.",
-        "The launcher starts it again for the next lease end, due job, prune or notification.", &worker_idle_timeout_s,
-        10, 1, 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
+        "The launcher starts it again for the next lease end, due job, prune or notification.",
+        &maintenance_idle_timeout_s, 10, 1, 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
     DefineCustomStringVariable("pgjq.databases",
                                "Databases the pgjq launcher serves (comma-separated; empty: every database).",
                                "Databases without the extension are skipped whatever this says.", &served_databases, "",

@@ -18,10 +18,10 @@ extern int launcher_naptime_s;       // pgjq.launcher_naptime: how often the lau
 extern int prune_interval_s;         // pgjq.prune_interval: how often finished jobs are pruned
 extern int prune_batch_size;         // pgjq.prune_batch_size: rows deleted per prune transaction
 extern int restart_delay_s;          // pgjq.restart_delay: delay before a failed worker is started again
-extern int max_maintenance_workers;  // pgjq.max_workers: most maintenance workers the launcher runs at once
-extern int worker_idle_timeout_s;    // pgjq.worker_idle_timeout: an idle launcher-started worker exits after it
-extern int max_databases;            // pgjq.max_databases (server start): databases the launcher tracks
-extern char* served_databases;       // pgjq.databases: databases the launcher serves ("" = all)
+extern int max_maintenance_workers;  // pgjq.max_maintenance_workers: most maintenance workers the launcher runs at once
+extern int maintenance_idle_timeout_s;  // pgjq.maintenance_idle_timeout: an idle launcher-started worker exits after it
+extern int max_databases;               // pgjq.max_databases (server start): databases the launcher tracks
+extern char* served_databases;          // pgjq.databases: databases the launcher serves ("" = all)
 
 // Tests only
 extern char* test_failing_duty;  // pgjq.test_failing_duty: the maintenance duty of that name fails

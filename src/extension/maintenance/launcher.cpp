@@ -1,5 +1,5 @@
 // launcher.cpp: registering workers, and the launcher that serves every database with at most
-// pgjq.max_workers maintenance workers.
+// pgjq.max_maintenance_workers maintenance workers.
 //
 // With shared_preload_libraries = 'pgjq' the postmaster starts the launcher. It connects to no database
 // (it reads only the shared catalog pg_database). A database (one that allows connections, is not a
@@ -12,9 +12,9 @@
 //   one (wake.cpp) or has notifications that no worker relays (notification_relay.cpp);
 // - pgjq.restart_delay after a worker exited with an error or was terminated;
 // - pgjq.launcher_naptime after a worker found the extension missing.
-// Databases whose time has come are started most urgent first while fewer than pgjq.max_workers run; the
+// Databases whose time has come are started most urgent first while fewer than pgjq.max_maintenance_workers run; the
 // others wait, and running workers leave after their round unless their own work is urgent. A worker
-// leaves by itself after pgjq.worker_idle_timeout without work. Workers it starts are never restarted by
+// leaves by itself after pgjq.maintenance_idle_timeout without work. Workers it starts are never restarted by
 // the postmaster: the launcher restarts them itself, and only while their database still exists. The
 // launcher wakes when one of its workers exits (bgw_notify_pid), when a backend reports a deadline earlier
 // than the one it planned for, and at the earliest planned time.
@@ -150,7 +150,7 @@ int by_urgency(const void* a, const void* b)
 TimestampTz s_warned_at = 0;  // the last "could not start" warning: at most one per pgjq.launcher_naptime
 
 // Starts workers for the databases whose time has come, most urgent first, while fewer than
-// pgjq.max_workers run; returns the time of the next pass.
+// pgjq.max_maintenance_workers run; returns the time of the next pass.
 TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
 {
     int count;
@@ -247,7 +247,7 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
                             NameStr(db->name)),
                      errdetail("Databases waiting for a maintenance worker are served as slots free up; this is "
                                "logged at most once per pgjq.launcher_naptime."),
-                     errhint("Raise max_worker_processes, or lower pgjq.max_workers.")));
+                     errhint("Raise max_worker_processes, or lower pgjq.max_maintenance_workers.")));
             continue;
         }
         entry->dboid = db->oid;

@@ -399,8 +399,8 @@ TimestampTz run_round(maintenance_round& round)
     // once when other databases wait for a worker and nothing here is urgent. It comes back (a new
     // process) at the deadline it left, or when a transaction needs it.
     if (s_by_launcher && writable) {
-        bool idle = TimestampDifferenceExceeds(s_last_busy, done, worker_idle_timeout_s * 1000) &&
-            TimestampDifferenceExceeds(done, deadline, worker_idle_timeout_s * 1000);
+        bool idle = TimestampDifferenceExceeds(s_last_busy, done, maintenance_idle_timeout_s * 1000) &&
+            TimestampDifferenceExceeds(done, deadline, maintenance_idle_timeout_s * 1000);
         bool yield = waiting > 0 && TimestampDifferenceExceeds(done, deadline, k_urgent_ms);
         if (idle || yield)
             leave(yield ? "other databases wait for a worker" : "idle");

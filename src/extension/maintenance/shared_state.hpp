@@ -45,14 +45,15 @@ struct db_slot {
     // Reports of each kind so far (deadline_kind): a duty forgets only what it saw.
     uint32 reports[k_deadline_kinds];
     // Serving in turn (launcher.cpp): what the last worker left, and what backends asked for since.
-    bool idle_exit;             // the last worker left on purpose: idle, or to let other databases be served
-    TimestampTz deadline;       // when work is next due here, as the last worker left it; DT_NOEND: none
-    int32 deadline_duty;        // the duty (index in duties.cpp) that is due then; -1: none
-    TimestampTz requested_at;   // a transaction needs a worker now (its notifications, start_worker()); 0: no
-    bool relay_orphaned;        // notifications were handed to a ring nobody serves: announce everything
-    TimestampTz waiting_since;  // due but not served: every one of pgjq.max_workers was busy; 0: not waiting
-    uint32 generation;          // bumped by each pgjq.start_worker(); older registrations exit when revived
-    uint32 terminated_gen;      // generation whose worker was stopped by SIGTERM: the postmaster must not revive it
+    bool idle_exit;            // the last worker left on purpose: idle, or to let other databases be served
+    TimestampTz deadline;      // when work is next due here, as the last worker left it; DT_NOEND: none
+    int32 deadline_duty;       // the duty (index in duties.cpp) that is due then; -1: none
+    TimestampTz requested_at;  // a transaction needs a worker now (its notifications, start_worker()); 0: no
+    bool relay_orphaned;       // notifications were handed to a ring nobody serves: announce everything
+    TimestampTz
+        waiting_since;      // due but not served: every one of pgjq.max_maintenance_workers was busy; 0: not waiting
+    uint32 generation;      // bumped by each pgjq.start_worker(); older registrations exit when revived
+    uint32 terminated_gen;  // generation whose worker was stopped by SIGTERM: the postmaster must not revive it
     int64 rounds;
     int64 errors;  // errors outside the duties (the worker's own checks)
     TimestampTz last_error_at;

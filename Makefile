@@ -51,6 +51,7 @@ include $(PGXS)
 # PGJQ_EXTENSION_ONLY=1 leaves them out (scripts/stage.sh installs just the extension).
 ifndef PGJQ_EXTENSION_ONLY
 -include src/client/client.mk
+-include src/cli/cli.mk
 -include src/bench/bench.mk
 endif
 

@@ -2,7 +2,8 @@
 # Sourced, never run. Everything here is idempotent.
 
 PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-15 postgresql-server-dev-15 libpq-dev
-               libboost-test-dev nlohmann-json3-dev libipc-run-perl cmake binutils clang-format)
+               libboost-test-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libipc-run-perl cmake binutils
+               clang-format)
 # Only the tests need these: the pooler of tests/client/test_pooler.cpp, the fuzzer of scripts/fuzz.sh,
 # Prometheus's promtool and postgres_exporter (tests/t/023, 024) and psycopg (scripts/examples_tests.sh).
 # scripts/test.sh installs them before it gives up root; each script also asks for its own.

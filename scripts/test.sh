@@ -31,6 +31,7 @@ run_suite "TAP (maintenance worker, crashes, upgrades)" bash scripts/tap_tests.s
 run_suite "client (Boost.Test)" bash scripts/client_tests.sh
 run_suite "documentation examples" bash scripts/docs_tests.sh
 run_suite "examples (a worker in any language: Python, psql)" bash scripts/examples_tests.sh
+run_suite "the pgjq command line" bash scripts/cli_tests.sh
 run_suite "fuzzing (sqlsmith, random calls)" bash scripts/fuzz.sh
 run_suite "release metadata and client package (pkg-config, CMake, exports)" bash scripts/package_tests.sh
 

@@ -310,6 +310,29 @@ std::optional<job> connection::get_job(std::int64_t job_id)
   return detail::read_job(res, 0);
 }
 
+std::vector<job> connection::jobs(const job_listing &l)
+{
+  if (l.limit < 1 || l.limit > 10000)
+    throw bad_argument("pgjq::connection::jobs: limit " + std::to_string(l.limit) + " is not between 1 and 10000",
+                       "22023");
+  if (l.offset < 0)
+    throw bad_argument("pgjq::connection::jobs: offset " + std::to_string(l.offset) + " is negative", "22023");
+  const std::optional<std::string> status =
+      l.status ? std::optional<std::string>(std::string(to_string(*l.status))) : std::nullopt;
+  detail::result res = run(calls::list_jobs, {l.queue, status, l.job_type, opt(l.older_than),
+                                              text(static_cast<std::int64_t>(l.limit)), text(l.offset)});
+  std::vector<job> out;
+  for (int row = 0; row < res.rows(); ++row)
+    out.push_back(detail::read_job(res, row));
+  return out;
+}
+
+std::string connection::metrics()
+{
+  detail::result res = run(calls::metrics, {});
+  return res.rows() == 0 || res.is_null(0, 0) ? std::string() : res.text(0, 0);
+}
+
 std::vector<queue_stats> connection::stats()
 {
   detail::result res = run(calls::stats_all, {});

@@ -89,6 +89,14 @@ inline constexpr statement fail{"pgjq_fail", "SELECT pgjq.fail($1, $2, $3, $4)",
 // Reading
 inline constexpr statement get_job{
     "pgjq_get_job", "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE id = $1", 1, {int8}};
+inline constexpr statement list_jobs{
+    "pgjq_list_jobs",
+    "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE ($1::text IS NULL OR queue_name = $1)"
+    " AND ($2::text IS NULL OR status = $2::pgjq.job_status) AND ($3::text IS NULL OR job_type = $3)"
+    " AND ($4::interval IS NULL OR created_at <= now() - $4) ORDER BY id DESC LIMIT $5 OFFSET $6",
+    6,
+    {text, text, text, interval, int4, int8}};
+inline constexpr statement metrics{"pgjq_metrics", "SELECT pgjq.metrics()", 0, {}};
 inline constexpr statement stats_all{
     "pgjq_stats_all", "SELECT " PGJQ_STATS_COLUMNS " FROM pgjq.queue_stats ORDER BY queue_name", 0, {}};
 inline constexpr statement stats_one{

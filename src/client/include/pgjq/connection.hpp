@@ -160,6 +160,10 @@ public:
 
   // Reading ------------------------------------------------------------------------------------------
   std::optional<job> get_job(std::int64_t job_id);
+  // The jobs that match, newest first (throws bad_argument for a limit outside 1-10000 or a negative offset).
+  std::vector<job> jobs(const job_listing &listing);
+  // pgjq.metrics(): the queues' figures in the Prometheus text format.
+  std::string metrics();
   std::vector<queue_stats> stats();
   std::optional<queue_stats> stats(const std::string &queue);
 

@@ -90,6 +90,18 @@ struct enqueue_options
   std::vector<std::optional<std::string>> group_keys;
 };
 
+// Which jobs connection::jobs lists (pgjq.jobs as the role may read it), newest first; every criterion
+// given must match.
+struct job_listing
+{
+  std::optional<std::string> queue;
+  std::optional<job_status> status;
+  std::optional<std::string> job_type;
+  std::optional<std::chrono::microseconds> older_than; // enqueued at least this long ago
+  int limit = 50;                                      // rows returned (1-10000)
+  std::int64_t offset = 0;                             // rows skipped first, for paging
+};
+
 // Queue settings for create_queue and alter_queue. Unset fields keep the server's default (create) or the
 // current value (alter).
 struct queue_options

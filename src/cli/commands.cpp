@@ -1,0 +1,308 @@
+// commands.cpp: the commands of the pgjq command line (see commands.hpp). Every queue decision stays in the
+// server: each command is one or a few calls of the C++ client.
+#include "commands.hpp"
+
+#include "output.hpp"
+
+#include <iostream>
+#include <unistd.h>
+
+namespace pgjq::cli
+{
+
+namespace
+{
+
+std::chrono::microseconds seconds(double value)
+{
+  return std::chrono::microseconds(static_cast<std::int64_t>(value * 1e6));
+}
+
+std::string or_dash(const std::optional<std::string> &value) { return value ? *value : "-"; }
+
+// A question on the terminal; scripts say --yes instead (without a terminal the answer is no).
+bool confirmed(const std::string &question)
+{
+  if (!isatty(STDIN_FILENO))
+    return false;
+  std::cerr << question << " [y/N] " << std::flush;
+  std::string answer;
+  std::getline(std::cin, answer);
+  return answer == "y" || answer == "yes";
+}
+
+// Calls `batch` (1000 jobs per call, each its own transaction, so no lock is held long) until it handles
+// none, showing the running count on stderr; returns the total.
+std::int64_t in_batches(const options &o, const char *verb, const std::function<std::int64_t()> &batch)
+{
+  std::int64_t total = 0;
+  for (std::int64_t n; (n = batch()) > 0;)
+  {
+    total += n;
+    if (!o.json && isatty(STDERR_FILENO))
+      std::cerr << '\r' << verb << ' ' << total << " jobs..." << std::flush;
+  }
+  if (!o.json && isatty(STDERR_FILENO))
+    std::cerr << '\r';
+  return total;
+}
+
+int bulk(const options &o, const bulk_action &a, const char *verb,
+         const std::function<std::int64_t(const job_filter &)> &batch)
+{
+  if (!a.queue)
+  {
+    std::cerr << "pgjq: give a job's id, or --queue for every matching job of a queue\n";
+    return k_exit_usage;
+  }
+  if (!a.yes && !confirmed(std::string(verb) + " every matching job of queue \"" + *a.queue + "\"?"))
+  {
+    std::cerr << "pgjq: not confirmed (pass --yes when no terminal can answer)\n";
+    return k_exit_usage;
+  }
+  job_filter filter;
+  filter.job_type = a.type;
+  filter.max_jobs = 1000;
+  const std::int64_t total = in_batches(o, verb, [&] { return batch(filter); });
+  if (o.json)
+    std::cout << nlohmann::json{{"queue", *a.queue}, {"jobs", total}}.dump() << '\n';
+  else
+    std::cout << verb << ' ' << total << " jobs of queue " << *a.queue << '\n';
+  return k_exit_ok;
+}
+
+int done(const options &o, const std::string &what)
+{
+  if (o.json)
+    std::cout << nlohmann::json{{"done", what}}.dump() << '\n';
+  else
+    std::cout << what << '\n';
+  return k_exit_ok;
+}
+
+queue_options settings_of(const queue_change &c)
+{
+  queue_options q;
+  q.max_pending = c.max_pending;
+  q.max_attempts = c.max_attempts;
+  q.max_running = c.max_running;
+  if (c.lease_s)
+    q.lease = seconds(*c.lease_s);
+  if (c.job_timeout_s)
+    q.job_timeout = seconds(*c.job_timeout_s);
+  return q;
+}
+
+} // namespace
+
+int run_command(const options &o, const std::function<int(connection &)> &command)
+{
+  try
+  {
+    connection db(o.conninfo);
+    return command(db);
+  }
+  catch (const job_not_found &e)
+  {
+    std::cerr << "pgjq: " << e.what() << '\n';
+    return k_exit_not_found;
+  }
+  catch (const unknown_queue &e)
+  {
+    std::cerr << "pgjq: " << e.what() << '\n';
+    return k_exit_not_found;
+  }
+  catch (const permission_denied &e)
+  {
+    std::cerr << "pgjq: " << e.what() << '\n';
+    return k_exit_denied;
+  }
+  catch (const bad_argument &e)
+  {
+    std::cerr << "pgjq: " << e.what() << '\n';
+    return k_exit_usage;
+  }
+  catch (const std::exception &e)
+  {
+    std::cerr << "pgjq: " << e.what() << '\n';
+    return k_exit_failed;
+  }
+}
+
+int show_status(const options &o, connection &db)
+{
+  const std::vector<queue_stats> queues = db.stats();
+  if (o.json)
+  {
+    nlohmann::json out = nlohmann::json::array();
+    for (const queue_stats &s : queues)
+      out.push_back(to_json(s));
+    std::cout << out.dump() << '\n';
+    return k_exit_ok;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const queue_stats &s : queues)
+    rows.push_back({s.queue, std::to_string(s.pending), std::to_string(s.scheduled), std::to_string(s.waiting),
+                    std::to_string(s.claimed), std::to_string(s.running), std::to_string(s.completed),
+                    std::to_string(s.failed), std::to_string(s.cancelled),
+                    s.oldest_runnable_age ? format_age(*s.oldest_runnable_age) : "-", s.paused ? "paused" : ""});
+  print_table(std::cout,
+              {"QUEUE", "PENDING", "SCHEDULED", "WAITING", "CLAIMED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED",
+               "OLDEST", ""},
+              rows);
+  return k_exit_ok;
+}
+
+int list_jobs(const options &o, connection &db, const job_query &q)
+{
+  job_listing l;
+  l.queue = q.queue;
+  l.job_type = q.type;
+  if (q.state)
+    l.status = parse_job_status(*q.state);
+  if (q.older_than_s)
+    l.older_than = seconds(*q.older_than_s);
+  l.limit = q.limit;
+  l.offset = q.offset;
+  const std::vector<job> found = db.jobs(l);
+  if (o.json)
+  {
+    nlohmann::json out = nlohmann::json::array();
+    for (const job &j : found)
+      out.push_back(to_json(j));
+    std::cout << out.dump() << '\n';
+    return k_exit_ok;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const job &j : found)
+  {
+    std::string error = j.last_error ? *j.last_error : "";
+    if (error.size() > 60)
+      error = error.substr(0, 57) + "...";
+    rows.push_back({std::to_string(j.id), j.queue, j.type, std::string(to_string(j.status)),
+                    std::to_string(j.attempts) + "/" + std::to_string(j.max_attempts), format_time(j.created_at),
+                    error});
+  }
+  print_table(std::cout, {"ID", "QUEUE", "TYPE", "STATUS", "ATTEMPTS", "CREATED", "LAST ERROR"}, rows);
+  return k_exit_ok;
+}
+
+int show_job(const options &o, connection &db, std::int64_t id)
+{
+  const std::optional<job> j = db.get_job(id);
+  if (!j)
+  {
+    std::cerr << "pgjq: job " << id << " does not exist (or this role may not read it)\n";
+    return k_exit_not_found;
+  }
+  if (o.json)
+  {
+    std::cout << to_json(*j).dump() << '\n';
+    return k_exit_ok;
+  }
+  std::cout << "job " << j->id << "  " << to_string(j->status) << "  queue " << j->queue << "  type " << j->type
+            << "  priority " << j->priority << '\n'
+            << "attempts    " << j->attempts << " of " << j->max_attempts << '\n'
+            << "created     " << format_time(j->created_at) << '\n'
+            << "due         " << format_time(j->run_at) << '\n';
+  if (j->lease_expires_at)
+    std::cout << "leased to   " << or_dash(j->worker_id) << " until " << format_time(*j->lease_expires_at) << '\n';
+  if (j->progress)
+    std::cout << "progress    " << *j->progress << "% " << or_dash(j->current_stage) << '\n';
+  if (j->finished_at)
+    std::cout << "finished    " << format_time(*j->finished_at) << " by " << or_dash(j->worker_id) << '\n';
+  if (j->unique_key)
+    std::cout << "unique key  " << *j->unique_key << '\n';
+  if (j->group_key)
+    std::cout << "group key   " << *j->group_key << '\n';
+  if (j->last_error)
+    std::cout << "last error  " << *j->last_error << '\n';
+  std::cout << "payload\n" << j->payload().dump(2) << '\n';
+  if (j->result())
+    std::cout << "result\n" << j->result()->dump(2) << '\n';
+  return k_exit_ok;
+}
+
+int retry_jobs(const options &o, connection &db, const bulk_action &a)
+{
+  if (a.id)
+  {
+    db.retry(*a.id);
+    return done(o, "job " + std::to_string(*a.id) + " is pending again");
+  }
+  return bulk(o, a, "retried", [&](const job_filter &f) { return db.retry_failed(*a.queue, f); });
+}
+
+int cancel_jobs(const options &o, connection &db, const bulk_action &a)
+{
+  if (a.id)
+  {
+    if (!db.cancel(*a.id))
+    {
+      std::cerr << "pgjq: job " << *a.id << " had already finished\n";
+      return k_exit_failed;
+    }
+    return done(o, "job " + std::to_string(*a.id) + " is cancelled");
+  }
+  return bulk(o, a, "cancelled", [&](const job_filter &f) { return db.cancel_jobs(*a.queue, f); });
+}
+
+int create_queue(const options &o, connection &db, const queue_change &c)
+{
+  queue_options q = settings_of(c);
+  if (c.fifo)
+    q.fifo = true;
+  db.create_queue(c.name, q);
+  return done(o, "queue " + c.name + " created");
+}
+
+int alter_queue(const options &o, connection &db, const queue_change &c)
+{
+  db.alter_queue(c.name, settings_of(c));
+  return done(o, "queue " + c.name + " changed");
+}
+
+int pause_queue(const options &o, connection &db, const queue_change &c, bool pause)
+{
+  if (pause)
+    db.pause_queue(c.name);
+  else
+    db.resume_queue(c.name);
+  return done(o, "queue " + c.name + (pause ? " paused" : " resumed"));
+}
+
+int drop_queue(const options &o, connection &db, const queue_change &c)
+{
+  db.drop_queue(c.name, c.force);
+  return done(o, "queue " + c.name + " dropped");
+}
+
+int list_schedules(const options &o, connection &db)
+{
+  const std::vector<schedule_info> found = db.schedules();
+  if (o.json)
+  {
+    nlohmann::json out = nlohmann::json::array();
+    for (const schedule_info &s : found)
+      out.push_back(to_json(s));
+    std::cout << out.dump() << '\n';
+    return k_exit_ok;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const schedule_info &s : found)
+    rows.push_back({s.name, s.cron, s.time_zone, s.queue, s.job_type,
+                    s.next_run ? format_time(*s.next_run) : (s.paused ? "paused" : "-"),
+                    s.last_run ? format_time(*s.last_run) : "-", std::to_string(s.jobs_enqueued),
+                    or_dash(s.last_error)});
+  print_table(std::cout,
+              {"NAME", "CRON", "TIME ZONE", "QUEUE", "JOB TYPE", "NEXT RUN", "LAST RUN", "JOBS", "LAST ERROR"}, rows);
+  return k_exit_ok;
+}
+
+int print_metrics(const options &, connection &db)
+{
+  std::cout << db.metrics();
+  return k_exit_ok;
+}
+
+} // namespace pgjq::cli

@@ -1,0 +1,74 @@
+// commands.hpp: what each command of the pgjq command line does, given a connection (main.cpp parses the
+// arguments into these structs).
+#pragma once
+
+#include <pgjq/client.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace pgjq::cli
+{
+
+// Exit codes scripts branch on (main.cpp's help says them too).
+constexpr int k_exit_ok = 0;
+constexpr int k_exit_failed = 1;
+constexpr int k_exit_usage = 2;
+constexpr int k_exit_not_found = 3;
+constexpr int k_exit_denied = 4;
+
+struct options
+{
+  std::string conninfo;
+  bool json = false;
+};
+
+struct job_query
+{
+  std::optional<std::string> queue, state, type;
+  std::optional<double> older_than_s;
+  int limit = 50;
+  std::int64_t offset = 0;
+};
+
+struct bulk_action
+{
+  std::optional<std::int64_t> id;
+  std::optional<std::string> queue, type;
+  bool yes = false;
+};
+
+struct queue_change
+{
+  std::string name;
+  std::optional<std::int64_t> max_pending;
+  std::optional<int> max_attempts, max_running;
+  std::optional<double> lease_s, job_timeout_s;
+  bool fifo = false;
+  bool force = false;
+};
+
+struct metrics_serving
+{
+  std::string listen; // host:port
+};
+
+// Connects, runs `command`, and turns what it throws into a message on stderr and an exit code.
+int run_command(const options &o, const std::function<int(connection &)> &command);
+
+int show_status(const options &o, connection &db);
+int list_jobs(const options &o, connection &db, const job_query &q);
+int show_job(const options &o, connection &db, std::int64_t id);
+int retry_jobs(const options &o, connection &db, const bulk_action &a);
+int cancel_jobs(const options &o, connection &db, const bulk_action &a);
+int create_queue(const options &o, connection &db, const queue_change &c);
+int alter_queue(const options &o, connection &db, const queue_change &c);
+int pause_queue(const options &o, connection &db, const queue_change &c, bool pause);
+int drop_queue(const options &o, connection &db, const queue_change &c);
+int list_schedules(const options &o, connection &db);
+int print_metrics(const options &o, connection &db);
+// Serves GET /metrics until SIGINT or SIGTERM; each scrape reads pgjq.metrics() anew.
+int serve_metrics(const options &o, const metrics_serving &s);
+
+} // namespace pgjq::cli

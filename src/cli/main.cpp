@@ -1,0 +1,130 @@
+// main.cpp: the `pgjq` command line: its commands and options (CLI11), and the exit codes scripts branch on.
+// It connects as every PostgreSQL tool does (libpq's environment, or -d with a conninfo or URI), so the
+// role it connects as decides what it sees and may do, as for any pgjq call.
+#include "commands.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+namespace
+{
+
+// Durations on the command line: "30s", "5min", "2h", "1d" (a bare number is seconds).
+CLI::AsNumberWithUnit duration_units()
+{
+  return CLI::AsNumberWithUnit(
+      std::map<std::string, double>{{"ms", 0.001}, {"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}},
+      static_cast<CLI::AsNumberWithUnit::Options>(CLI::AsNumberWithUnit::CASE_SENSITIVE |
+                                                  CLI::AsNumberWithUnit::UNIT_OPTIONAL));
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+  using namespace pgjq::cli;
+  options o;
+  CLI::App app{"pgjq: look at and operate the job queues of a PostgreSQL database that has the pgjq extension.\n"
+               "Exit codes: 0 done, 1 failed, 2 bad usage, 3 no such job or queue, 4 permission denied."};
+  app.set_version_flag("--version", PGJQ_VERSION);
+  app.add_option("-d,--dbname", o.conninfo, "conninfo or URI (default: libpq's environment, PGHOST, PGDATABASE ...)");
+  app.add_flag("--json", o.json, "print JSON for scripts instead of tables");
+  app.require_subcommand(1);
+
+  auto *status = app.add_subcommand("status", "every queue at a glance: jobs by state and totals");
+
+  job_query jq;
+  auto *jobs = app.add_subcommand("jobs", "list jobs, newest first");
+  jobs->add_option("-q,--queue", jq.queue, "only this queue");
+  jobs->add_option("-s,--state", jq.state, "only this state")
+      ->check(CLI::IsMember({"waiting", "pending", "claimed", "running", "completed", "failed", "cancelled"}));
+  jobs->add_option("-t,--type", jq.type, "only this job type");
+  jobs->add_option("--older-than", jq.older_than_s, "only jobs enqueued at least this long ago (30s, 5min, 2h, 1d)")
+      ->transform(duration_units());
+  jobs->add_option("--limit", jq.limit, "at most this many (1-10000)")->check(CLI::Range(1, 10000));
+  jobs->add_option("--offset", jq.offset, "skip this many first, for paging")->check(CLI::NonNegativeNumber);
+
+  std::int64_t id = 0;
+  auto *show = app.add_subcommand("show", "one job: payload, result, timeline, errors");
+  show->add_option("id", id, "the job's id")->required();
+
+  bulk_action bulk;
+  auto *retry = app.add_subcommand("retry", "retry a failed job, or every failed job of a queue");
+  auto *cancel = app.add_subcommand("cancel", "cancel an unfinished job, or the unfinished jobs of a queue");
+  for (auto *cmd : {retry, cancel})
+  {
+    auto *one = cmd->add_option("id", bulk.id, "the job's id");
+    auto *queue = cmd->add_option("-q,--queue", bulk.queue, "every matching job of this queue, in batches");
+    one->excludes(queue);
+    cmd->add_option("-t,--type", bulk.type, "with --queue: only this job type")->needs(queue);
+    cmd->add_flag("-y,--yes", bulk.yes, "with --queue: do not ask for confirmation");
+  }
+
+  queue_change qc;
+  auto *queue = app.add_subcommand("queue", "create, change, pause, resume or drop a queue");
+  queue->require_subcommand(1);
+  auto *create = queue->add_subcommand("create", "create a queue");
+  auto *alter = queue->add_subcommand("alter", "change a queue's settings");
+  for (auto *cmd : {create, alter})
+  {
+    cmd->add_option("name", qc.name, "the queue's name")->required();
+    cmd->add_option("--max-pending", qc.max_pending, "unfinished jobs allowed before enqueues are refused");
+    cmd->add_option("--max-attempts", qc.max_attempts, "attempts before a job is dead-lettered (1-1000)");
+    cmd->add_option("--lease", qc.lease_s, "how long a claim holds a job without heartbeat")
+        ->transform(duration_units());
+    cmd->add_option("--max-running", qc.max_running, "jobs claimed or running at once, across workers");
+    cmd->add_option("--job-timeout", qc.job_timeout_s, "execution timeout of its jobs")->transform(duration_units());
+  }
+  create->add_flag("--fifo", qc.fifo, "one job in flight at a time, in order");
+  auto *pause = queue->add_subcommand("pause", "stop claims of a queue's jobs");
+  auto *resume = queue->add_subcommand("resume", "let a paused queue's jobs be claimed again");
+  auto *drop = queue->add_subcommand("drop", "drop a queue");
+  for (auto *cmd : {pause, resume, drop})
+    cmd->add_option("name", qc.name, "the queue's name")->required();
+  drop->add_flag("--force", qc.force, "also when it still has unfinished jobs (they are cancelled)");
+
+  auto *schedules = app.add_subcommand("schedules", "periodic jobs: their cron, next and last run");
+
+  metrics_serving ms;
+  auto *metrics = app.add_subcommand("metrics", "the queues' figures in the Prometheus text format");
+  metrics->add_option("--listen", ms.listen, "serve them over HTTP at /metrics instead (e.g. 127.0.0.1:9187)");
+
+  try
+  {
+    app.parse(argc, argv);
+  }
+  catch (const CLI::ParseError &e)
+  {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : k_exit_usage;
+  }
+
+  return run_command(o,
+                     [&](pgjq::connection &db) -> int
+                     {
+                       if (*status)
+                         return show_status(o, db);
+                       if (*jobs)
+                         return list_jobs(o, db, jq);
+                       if (*show)
+                         return show_job(o, db, id);
+                       if (*retry)
+                         return retry_jobs(o, db, bulk);
+                       if (*cancel)
+                         return cancel_jobs(o, db, bulk);
+                       if (*create)
+                         return create_queue(o, db, qc);
+                       if (*alter)
+                         return alter_queue(o, db, qc);
+                       if (*pause || *resume)
+                         return pause_queue(o, db, qc, pause->parsed());
+                       if (*drop)
+                         return drop_queue(o, db, qc);
+                       if (*schedules)
+                         return list_schedules(o, db);
+                       if (*metrics)
+                         return ms.listen.empty() ? print_metrics(o, db) : serve_metrics(o, ms);
+                       return k_exit_usage;
+                     });
+}

@@ -1,0 +1,129 @@
+// output.cpp: tables and JSON for the pgjq command line (see output.hpp).
+#include "output.hpp"
+
+#include <ctime>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+namespace pgjq::cli
+{
+
+std::string format_time(time_point value)
+{
+  const std::time_t seconds = clock::to_time_t(value);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string format_age(std::chrono::microseconds value)
+{
+  using namespace std::chrono;
+  std::ostringstream out;
+  const auto us = value.count();
+  if (us < 1000000)
+    out << us / 1000 << "ms";
+  else if (us < 60000000)
+    out << std::fixed << std::setprecision(1) << static_cast<double>(us) / 1e6 << "s";
+  else if (us < 3600000000LL)
+    out << us / 60000000 << "m" << (us / 1000000) % 60 << "s";
+  else
+    out << us / 3600000000LL << "h" << (us / 60000000) % 60 << "m";
+  return out.str();
+}
+
+namespace
+{
+template <typename T> nlohmann::json optional_json(const std::optional<T> &value)
+{
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+nlohmann::json optional_time(const std::optional<time_point> &value)
+{
+  return value ? nlohmann::json(format_time(*value)) : nlohmann::json(nullptr);
+}
+} // namespace
+
+nlohmann::json to_json(const job &j)
+{
+  return {{"id", j.id},
+          {"queue", j.queue},
+          {"type", j.type},
+          {"status", std::string(to_string(j.status))},
+          {"priority", j.priority},
+          {"attempts", j.attempts},
+          {"max_attempts", j.max_attempts},
+          {"payload", j.payload()},
+          {"result", j.result() ? *j.result() : nlohmann::json(nullptr)},
+          {"progress", optional_json(j.progress)},
+          {"current_stage", optional_json(j.current_stage)},
+          {"last_error", optional_json(j.last_error)},
+          {"worker_id", optional_json(j.worker_id)},
+          {"unique_key", optional_json(j.unique_key)},
+          {"group_key", optional_json(j.group_key)},
+          {"created_at", format_time(j.created_at)},
+          {"run_at", format_time(j.run_at)},
+          {"lease_expires_at", optional_time(j.lease_expires_at)},
+          {"finished_at", optional_time(j.finished_at)}};
+}
+
+nlohmann::json to_json(const queue_stats &s)
+{
+  return {{"queue", s.queue},
+          {"pending", s.pending},
+          {"scheduled", s.scheduled},
+          {"waiting", s.waiting},
+          {"claimed", s.claimed},
+          {"running", s.running},
+          {"completed", s.completed},
+          {"failed", s.failed},
+          {"cancelled", s.cancelled},
+          {"oldest_runnable_age_seconds",
+           s.oldest_runnable_age ? nlohmann::json(static_cast<double>(s.oldest_runnable_age->count()) / 1e6)
+                                 : nlohmann::json(nullptr)},
+          {"max_pending", optional_json(s.max_pending)},
+          {"fifo", s.fifo},
+          {"paused", s.paused}};
+}
+
+nlohmann::json to_json(const schedule_info &s)
+{
+  return {{"name", s.name},
+          {"cron", s.cron},
+          {"time_zone", s.time_zone},
+          {"job_type", s.job_type},
+          {"queue", s.queue},
+          {"paused", s.paused},
+          {"next_run", optional_time(s.next_run)},
+          {"last_run", optional_time(s.last_run)},
+          {"last_job_id", optional_json(s.last_job_id)},
+          {"last_error", optional_json(s.last_error)},
+          {"jobs_enqueued", s.jobs_enqueued},
+          {"firings_missed", s.firings_missed}};
+}
+
+void print_table(std::ostream &out, const std::vector<std::string> &header,
+                 const std::vector<std::vector<std::string>> &rows)
+{
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c)
+    width[c] = header[c].size();
+  for (const auto &row : rows)
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
+  auto line = [&](const std::vector<std::string> &cells)
+  {
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      out << (c ? "  " : "") << std::left << std::setw(c + 1 < cells.size() ? static_cast<int>(width[c]) : 0)
+          << cells[c];
+    out << '\n';
+  };
+  line(header);
+  for (const auto &row : rows)
+    line(row);
+}
+
+} // namespace pgjq::cli

@@ -1,0 +1,28 @@
+// output.hpp: how the pgjq command line shows what it read: aligned tables for people, JSON for scripts.
+#pragma once
+
+#include <pgjq/client.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace pgjq::cli
+{
+
+// "2026-11-25 04:01:02Z", UTC, to the second.
+std::string format_time(time_point value);
+// "3m12s", "1.5s", "250ms": an age or a duration for a table.
+std::string format_age(std::chrono::microseconds value);
+
+nlohmann::json to_json(const job &j);
+nlohmann::json to_json(const queue_stats &s);
+nlohmann::json to_json(const schedule_info &s);
+
+// Rows of cells under a header, each column as wide as its widest cell.
+void print_table(std::ostream &out, const std::vector<std::string> &header,
+                 const std::vector<std::vector<std::string>> &rows);
+
+} // namespace pgjq::cli

@@ -150,14 +150,22 @@ db_slot* copy_used_slots(worker_shared* state, int* count)
     return copy;
 }
 
+// The start of a listing of the maintenance state: the caller may see it (admin or observer of every queue)
+// and the result set is ready. The shared state, or nullptr (no preload, nothing started yet): an empty one.
+worker_shared* begin_listing(FunctionCallInfo fcinfo, const api_call& call, ReturnSetInfo** rsinfo)
+{
+    require_every(call, cap_admin | cap_observer);
+    InitMaterializedSRF(fcinfo, 0);
+    *rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    return worker_state_no_error();
+}
+
 }  // namespace
 
 PGJQ_API_FUNCTION(worker_status)
 {
-    require_every(call, cap_admin | cap_observer);
-    InitMaterializedSRF(fcinfo, 0);
-    auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    worker_shared* state = worker_state_no_error();
+    ReturnSetInfo* rsinfo;
+    worker_shared* state = begin_listing(fcinfo, call, &rsinfo);
     if (state == nullptr)
         return (Datum) 0;
     SpinLockAcquire(&state->mutex);
@@ -188,10 +196,8 @@ PGJQ_API_FUNCTION(worker_status)
 // duties in maintenance/duties.cpp is the one list; a new duty shows here without any change).
 PGJQ_API_FUNCTION(maintenance_duties)
 {
-    require_every(call, cap_admin | cap_observer);
-    InitMaterializedSRF(fcinfo, 0);
-    auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    worker_shared* state = worker_state_no_error();
+    ReturnSetInfo* rsinfo;
+    worker_shared* state = begin_listing(fcinfo, call, &rsinfo);
     if (state == nullptr)
         return (Datum) 0;
     int n;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the `pgjq` command line (build/pgjq) against a throwaway cluster and checks what it prints and the exit
 # codes scripts branch on: status, jobs with filters and paging, show, retry and cancel of one job and by
-# queue, queue create/alter/pause/resume/drop, schedules, metrics (printed, and served over HTTP, checked by
+# queue, queue create/alter/pause/resume/drop, schedules, maintenance, metrics (printed, and served over HTTP, checked by
 # promtool), --json everywhere (parsed by python3), --help, bad usage, unknown ids, and a role refused.
 # As root it re-executes itself as the postgres user (see scripts/lib.sh).
 set -euo pipefail
@@ -98,6 +98,17 @@ expect 0 "$pgjq" schedules
 grep -Eq '^nightly +0 3 \* \* \* +Europe/Paris +mail +report ' <<<"$out" || fail "schedules: $out"; ok
 expect 0 "$pgjq" --json schedules
 [ "$(json "data[0]['time_zone']" <<<"$out")" = Europe/Paris ] || fail "schedules --json"; ok
+
+"${psql[@]}" -c "SELECT pgjq.start_worker()" >/dev/null
+for _ in $(seq 50); do
+  [ "$("${psql[@]}" -c "SELECT count(*) FROM pgjq.maintenance_duties() WHERE runs > 0")" -gt 0 ] && break; sleep 0.1
+done
+expect 0 "$pgjq" maintenance
+grep -Eq '^postgres +running +lease_recovery +[1-9]' <<<"$out" || fail "maintenance: $out"; ok
+expect 0 "$pgjq" --json maintenance
+[ "$(json "sorted(set(d['duty'] for d in data if d['database'] == 'postgres'))[0]" <<<"$out")" = due_jobs ] \
+  || fail "maintenance --json: $out"; ok
+expect 4 env PGUSER=nobody "$pgjq" maintenance; ok
 
 expect 0 "$pgjq" metrics
 /usr/bin/promtool check metrics <<<"$out" >/dev/null 2>&1 || fail "promtool refuses the printed metrics"

@@ -299,6 +299,27 @@ int list_schedules(const options &o, connection &db)
   return k_exit_ok;
 }
 
+int show_maintenance(const options &o, connection &db)
+{
+  const std::vector<maintenance_duty> duties = db.maintenance();
+  if (o.json)
+  {
+    nlohmann::json out = nlohmann::json::array();
+    for (const maintenance_duty &d : duties)
+      out.push_back(to_json(d));
+    std::cout << out.dump() << '\n';
+    return k_exit_ok;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const maintenance_duty &d : duties)
+    rows.push_back({d.database, d.state, d.duty, std::to_string(d.runs), std::to_string(d.done),
+                    std::to_string(d.errors), d.last_run ? format_time(*d.last_run) : "-",
+                    d.next_run ? format_time(*d.next_run) : "-", or_dash(d.last_error)});
+  print_table(std::cout, {"DATABASE", "WORKER", "DUTY", "RUNS", "DONE", "ERRORS", "LAST RUN", "NEXT RUN", "LAST ERROR"},
+              rows);
+  return k_exit_ok;
+}
+
 int print_metrics(const options &, connection &db)
 {
   std::cout << db.metrics();

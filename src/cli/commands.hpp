@@ -67,6 +67,7 @@ int alter_queue(const options &o, connection &db, const queue_change &c);
 int pause_queue(const options &o, connection &db, const queue_change &c, bool pause);
 int drop_queue(const options &o, connection &db, const queue_change &c);
 int list_schedules(const options &o, connection &db);
+int show_maintenance(const options &o, connection &db);
 int print_metrics(const options &o, connection &db);
 // Serves GET /metrics until SIGINT or SIGTERM; each scrape reads pgjq.metrics() anew.
 int serve_metrics(const options &o, const metrics_serving &s);

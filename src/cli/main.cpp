@@ -85,6 +85,7 @@ int main(int argc, char **argv)
   drop->add_flag("--force", qc.force, "also when it still has unfinished jobs (they are cancelled)");
 
   auto *schedules = app.add_subcommand("schedules", "periodic jobs: their cron, next and last run");
+  auto *maintenance = app.add_subcommand("maintenance", "the maintenance worker of each database and its duties");
 
   metrics_serving ms;
   auto *metrics = app.add_subcommand("metrics", "the queues' figures in the Prometheus text format");
@@ -123,6 +124,8 @@ int main(int argc, char **argv)
                          return drop_queue(o, db, qc);
                        if (*schedules)
                          return list_schedules(o, db);
+                       if (*maintenance)
+                         return show_maintenance(o, db);
                        if (*metrics)
                          return ms.listen.empty() ? print_metrics(o, db) : serve_metrics(o, ms);
                        return k_exit_usage;

@@ -105,6 +105,19 @@ nlohmann::json to_json(const schedule_info &s)
           {"firings_missed", s.firings_missed}};
 }
 
+nlohmann::json to_json(const maintenance_duty &d)
+{
+  return {{"database", d.database},
+          {"duty", d.duty},
+          {"state", d.state},
+          {"runs", d.runs},
+          {"done", d.done},
+          {"errors", d.errors},
+          {"last_run", optional_time(d.last_run)},
+          {"next_run", optional_time(d.next_run)},
+          {"last_error", optional_json(d.last_error)}};
+}
+
 void print_table(std::ostream &out, const std::vector<std::string> &header,
                  const std::vector<std::vector<std::string>> &rows)
 {

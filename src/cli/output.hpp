@@ -20,6 +20,7 @@ std::string format_age(std::chrono::microseconds value);
 nlohmann::json to_json(const job &j);
 nlohmann::json to_json(const queue_stats &s);
 nlohmann::json to_json(const schedule_info &s);
+nlohmann::json to_json(const maintenance_duty &d);
 
 // Rows of cells under a header, each column as wide as its widest cell.
 void print_table(std::ostream &out, const std::vector<std::string> &header,

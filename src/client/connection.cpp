@@ -333,6 +333,15 @@ std::string connection::metrics()
   return res.rows() == 0 || res.is_null(0, 0) ? std::string() : res.text(0, 0);
 }
 
+std::vector<maintenance_duty> connection::maintenance()
+{
+  detail::result res = run(calls::maintenance, {});
+  std::vector<maintenance_duty> out;
+  for (int row = 0; row < res.rows(); ++row)
+    out.push_back(detail::read_maintenance_duty(res, row));
+  return out;
+}
+
 std::vector<queue_stats> connection::stats()
 {
   detail::result res = run(calls::stats_all, {});

@@ -93,6 +93,21 @@ schedule_info read_schedule(const result &res, int row)
   return s;
 }
 
+maintenance_duty read_maintenance_duty(const result &res, int row)
+{
+  maintenance_duty d;
+  d.database = res.text(row, 0);
+  d.duty = res.text(row, 1);
+  d.state = res.text(row, 2);
+  d.runs = parse_int64(res.view(row, 3));
+  d.done = parse_int64(res.view(row, 4));
+  d.errors = parse_int64(res.view(row, 5));
+  d.last_run = optional_epoch(res, row, 6);
+  d.next_run = optional_epoch(res, row, 7);
+  d.last_error = optional_text(res, row, 8);
+  return d;
+}
+
 queue_stats read_stats(const result &res, int row)
 {
   queue_stats s;

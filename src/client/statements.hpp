@@ -97,6 +97,13 @@ inline constexpr statement list_jobs{
     6,
     {text, text, text, interval, int4, int8}};
 inline constexpr statement metrics{"pgjq_metrics", "SELECT pgjq.metrics()", 0, {}};
+inline constexpr statement maintenance{
+    "pgjq_maintenance",
+    "SELECT d.datname, d.duty, coalesce(w.state, 'idle'), d.runs, d.done, d.errors, extract(epoch from d.last_run),"
+    " extract(epoch from d.next_run), d.last_error FROM pgjq.maintenance_duties() d"
+    " LEFT JOIN pgjq.worker_status() w ON w.worker_type = 'maintenance' AND w.datname = d.datname",
+    0,
+    {}};
 inline constexpr statement stats_all{
     "pgjq_stats_all", "SELECT " PGJQ_STATS_COLUMNS " FROM pgjq.queue_stats ORDER BY queue_name", 0, {}};
 inline constexpr statement stats_one{

@@ -164,6 +164,8 @@ public:
   std::vector<job> jobs(const job_listing &listing);
   // pgjq.metrics(): the queues' figures in the Prometheus text format.
   std::string metrics();
+  // Every maintenance duty of every database pgjq serves (needs admin or observer on every queue).
+  std::vector<maintenance_duty> maintenance();
   std::vector<queue_stats> stats();
   std::optional<queue_stats> stats(const std::string &queue);
 

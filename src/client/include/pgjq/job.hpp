@@ -102,6 +102,19 @@ struct job_listing
   std::int64_t offset = 0;                             // rows skipped first, for paging
 };
 
+// One maintenance duty of one database, as pgjq.maintenance_duties() shows it (0.2.0), with the state of the
+// database's maintenance worker from pgjq.worker_status().
+struct maintenance_duty
+{
+  std::string database;
+  std::string duty;  // lease_recovery, due_jobs, schedules, prune, waiting_jobs, notification_relay, ...
+  std::string state; // the database's: running, idle, waiting, restarting or stopped
+  std::int64_t runs = 0, done = 0, errors = 0;
+  std::optional<time_point> last_run;
+  std::optional<time_point> next_run; // empty: only when woken
+  std::optional<std::string> last_error;
+};
+
 // Queue settings for create_queue and alter_queue. Unset fields keep the server's default (create) or the
 // current value (alter).
 struct queue_options

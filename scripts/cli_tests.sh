@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the `pgjq` command line (build/pgjq) against a throwaway cluster and checks what it prints and the exit
 # codes scripts branch on: status, jobs with filters and paging, show, retry and cancel of one job and by
-# queue, queue create/alter/pause/resume/drop, schedules, maintenance, metrics (printed, and served over HTTP, checked by
+# queue, queue create/alter/pause/resume/drop, schedules, maintenance, top, metrics (printed, and served over HTTP, checked by
 # promtool), --json everywhere (parsed by python3), --help, bad usage, unknown ids, and a role refused.
 # As root it re-executes itself as the postgres user (see scripts/lib.sh).
 set -euo pipefail
@@ -109,6 +109,18 @@ expect 0 "$pgjq" --json maintenance
 [ "$(json "sorted(set(d['duty'] for d in data if d['database'] == 'postgres'))[0]" <<<"$out")" = due_jobs ] \
   || fail "maintenance --json: $out"; ok
 expect 4 env PGUSER=nobody "$pgjq" maintenance; ok
+
+# top: two refreshes; between them a job completes, which the second one shows as a rate
+"${psql[@]}" -c "SELECT pgjq.enqueue('email', '{}', 'mail')" >/dev/null
+( sleep 0.5; "${psql[@]}" -c "SELECT pgjq.complete(id, 'w') FROM pgjq.claim_job_batch('w', NULL, 1, 'mail')" >/dev/null ) &
+expect 0 "$pgjq" --json top --interval 1.5 --iterations 2
+wait
+[ "$(wc -l <<<"$out")" = 2 ] || fail "top --iterations 2 printed: $out"
+[ "$(tail -n 1 <<<"$out" | json "[q for q in data['queues'] if q['queue'] == 'mail'][0]['completed_per_second'] > 0")" = True ] \
+  || fail "top shows no completion rate: $out"; ok
+expect 0 "$pgjq" top --interval 0.2 --iterations 1
+grep -Eq '^mail +0 +0 +0 +- +- ' <<<"$out" || fail "top: $out"; ok
+expect 2 "$pgjq" top --interval 0; ok
 
 expect 0 "$pgjq" metrics
 /usr/bin/promtool check metrics <<<"$out" >/dev/null 2>&1 || fail "promtool refuses the printed metrics"

@@ -4,7 +4,13 @@
 
 #include "output.hpp"
 
+#include <iomanip>
+#include <sstream>
+
+#include <csignal>
 #include <iostream>
+#include <map>
+#include <thread>
 #include <unistd.h>
 
 namespace pgjq::cli
@@ -317,6 +323,84 @@ int show_maintenance(const options &o, connection &db)
                     d.next_run ? format_time(*d.next_run) : "-", or_dash(d.last_error)});
   print_table(std::cout, {"DATABASE", "WORKER", "DUTY", "RUNS", "DONE", "ERRORS", "LAST RUN", "NEXT RUN", "LAST ERROR"},
               rows);
+  return k_exit_ok;
+}
+
+namespace
+{
+volatile std::sig_atomic_t s_top_stopped = 0;
+}
+
+int top(const options &o, connection &db, const top_view &t)
+{
+  std::signal(SIGINT, [](int) { s_top_stopped = 1; });
+  std::signal(SIGTERM, [](int) { s_top_stopped = 1; });
+  const bool terminal = isatty(STDOUT_FILENO) && !o.json;
+  std::map<std::string, queue_stats> before;
+  auto then = std::chrono::steady_clock::now();
+  for (int frame = 0; !s_top_stopped && (t.iterations == 0 || frame < t.iterations); ++frame)
+  {
+    if (frame > 0)
+    {
+      // Sleep in short steps, so that Ctrl-C ends the view at once.
+      const auto until = then + seconds(t.interval_s);
+      while (!s_top_stopped && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (s_top_stopped)
+        break;
+    }
+    const std::vector<queue_stats> now_stats = db.stats();
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - then).count();
+    auto rate = [&](const queue_stats &s, std::int64_t queue_stats::*total) -> std::optional<double>
+    {
+      const auto was = before.find(s.queue);
+      if (was == before.end() || elapsed <= 0)
+        return std::nullopt;
+      return static_cast<double>(s.*total - was->second.*total) / elapsed;
+    };
+    auto rate_text = [](std::optional<double> r)
+    {
+      if (!r)
+        return std::string("-");
+      std::ostringstream out;
+      out << std::fixed << std::setprecision(1) << *r;
+      return out.str();
+    };
+    if (o.json)
+    {
+      nlohmann::json queues = nlohmann::json::array();
+      for (const queue_stats &s : now_stats)
+      {
+        nlohmann::json q = to_json(s);
+        const auto completed = rate(s, &queue_stats::completed), failed = rate(s, &queue_stats::failed);
+        q["completed_per_second"] = completed ? nlohmann::json(*completed) : nlohmann::json(nullptr);
+        q["failed_per_second"] = failed ? nlohmann::json(*failed) : nlohmann::json(nullptr);
+        queues.push_back(q);
+      }
+      std::cout << nlohmann::json{{"at", format_time(clock::now())}, {"queues", queues}}.dump() << std::endl;
+    }
+    else
+    {
+      if (terminal)
+        std::cout << "\033[H\033[2J"; // home and clear: refreshed in place
+      std::cout << "pgjq top  " << format_time(clock::now()) << "  every " << t.interval_s << " s (Ctrl-C quits)\n\n";
+      std::vector<std::vector<std::string>> rows;
+      for (const queue_stats &s : now_stats)
+        rows.push_back({s.queue, std::to_string(s.pending), std::to_string(s.scheduled + s.waiting),
+                        std::to_string(s.claimed + s.running), rate_text(rate(s, &queue_stats::completed)),
+                        rate_text(rate(s, &queue_stats::failed)), std::to_string(s.completed), std::to_string(s.failed),
+                        s.oldest_runnable_age ? format_age(*s.oldest_runnable_age) : "-", s.paused ? "paused" : ""});
+      print_table(std::cout,
+                  {"QUEUE", "PENDING", "LATER", "IN FLIGHT", "DONE/S", "FAILED/S", "COMPLETED", "FAILED", "OLDEST", ""},
+                  rows);
+      std::cout << std::flush;
+    }
+    before.clear();
+    for (const queue_stats &s : now_stats)
+      before.emplace(s.queue, s);
+    then = now;
+  }
   return k_exit_ok;
 }
 

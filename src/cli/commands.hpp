@@ -49,6 +49,12 @@ struct queue_change
   bool force = false;
 };
 
+struct top_view
+{
+  double interval_s = 2;
+  int iterations = 0; // 0: until SIGINT or SIGTERM
+};
+
 struct metrics_serving
 {
   std::string listen; // host:port
@@ -68,6 +74,9 @@ int pause_queue(const options &o, connection &db, const queue_change &c, bool pa
 int drop_queue(const options &o, connection &db, const queue_change &c);
 int list_schedules(const options &o, connection &db);
 int show_maintenance(const options &o, connection &db);
+// A live view, refreshed in place every interval: each queue's jobs by state and its completions and failures
+// per second since the last refresh (--json: one JSON line per refresh).
+int top(const options &o, connection &db, const top_view &t);
 int print_metrics(const options &o, connection &db);
 // Serves GET /metrics until SIGINT or SIGTERM; each scrape reads pgjq.metrics() anew.
 int serve_metrics(const options &o, const metrics_serving &s);

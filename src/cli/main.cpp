@@ -87,6 +87,12 @@ int main(int argc, char **argv)
   auto *schedules = app.add_subcommand("schedules", "periodic jobs: their cron, next and last run");
   auto *maintenance = app.add_subcommand("maintenance", "the maintenance worker of each database and its duties");
 
+  top_view tv;
+  auto *top_cmd = app.add_subcommand("top", "a live view of the queues, refreshed in place (rates per second)");
+  top_cmd->add_option("-i,--interval", tv.interval_s, "seconds between refreshes")->check(CLI::Range(0.1, 3600.0));
+  top_cmd->add_option("-n,--iterations", tv.iterations, "refreshes before it exits (0: until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
+
   metrics_serving ms;
   auto *metrics = app.add_subcommand("metrics", "the queues' figures in the Prometheus text format");
   metrics->add_option("--listen", ms.listen, "serve them over HTTP at /metrics instead (e.g. 127.0.0.1:9187)");
@@ -126,6 +132,8 @@ int main(int argc, char **argv)
                          return list_schedules(o, db);
                        if (*maintenance)
                          return show_maintenance(o, db);
+                       if (*top_cmd)
+                         return top(o, db, tv);
                        if (*metrics)
                          return ms.listen.empty() ? print_metrics(o, db) : serve_metrics(o, ms);
                        return k_exit_usage;

@@ -257,13 +257,18 @@ public:
     return std::make_unique<pgjq_latency_worker>(m_conninfo, std::move(on_start));
   }
 
+  // enqueue, try_enqueue and insert need nothing; cancel needs pending jobs; complete and fail claimed ones.
   bool prepare_calls(const std::string &call, std::int64_t total) override
   {
-    if (call != "complete")
-      return call == "enqueue";
+    if (call == "enqueue" || call == "try_enqueue" || call == "insert")
+      return true;
+    if (call != "complete" && call != "fail" && call != "cancel")
+      return false;
     for (std::int64_t done = 0; done < total; done += 10000)
       m_admin.exec("SELECT pgjq.enqueue_batch('email', (SELECT jsonb_agg(g) FROM generate_series(1, " +
                    std::to_string(std::min<std::int64_t>(10000, total - done)) + ") g))");
+    if (call == "cancel")
+      return true;
     std::int64_t claimed = 0;
     while (claimed < total)
     {
@@ -279,12 +284,23 @@ public:
   double calls_in_one_transaction(const std::string &call, std::int64_t n) override
   {
     const std::string count = std::to_string(n);
-    const std::string sql =
-        call == "enqueue"
-            ? "SELECT count(pgjq.enqueue('email', jsonb_build_object('i', g))) FROM generate_series(1, " + count + ") g"
-            : "SELECT count(pgjq.complete(id, 'bench-bigtx')) FROM (SELECT id FROM pgjq.live_jobs WHERE status = "
-              "'claimed' AND worker_id = 'bench-bigtx' LIMIT " +
-                  count + ") j";
+    const std::string series = " FROM generate_series(1, " + count + ") g";
+    const std::string claimed = " FROM (SELECT id FROM pgjq.live_jobs WHERE status = 'claimed' AND worker_id = "
+                                "'bench-bigtx' LIMIT " +
+                                count + ") j";
+    std::string sql;
+    if (call == "enqueue" || call == "try_enqueue")
+      sql = "SELECT count(pgjq." + call + "('email', jsonb_build_object('i', g)))" + series;
+    else if (call == "insert")
+      sql = "WITH i AS (INSERT INTO pgjq.jobs (job_type, payload) SELECT 'email', jsonb_build_object('i', g)" + series +
+            " RETURNING 1) SELECT count(*) FROM i";
+    else if (call == "complete")
+      sql = "SELECT count(pgjq.complete(id, 'bench-bigtx'))" + claimed;
+    else if (call == "fail")
+      sql = "SELECT count(pgjq.fail(id, 'bench-bigtx', 'bench'))" + claimed;
+    else
+      sql = "SELECT count(pgjq.cancel(id)) FROM (SELECT id FROM pgjq.live_jobs WHERE status = 'pending' LIMIT " +
+            count + ") j";
     const auto t0 = steady::now();
     m_admin.exec("BEGIN");
     const std::int64_t done = m_admin.scalar_int(sql);

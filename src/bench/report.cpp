@@ -111,7 +111,7 @@ std::vector<check> bar_checks(const results &r)
   out.push_back({"end to end: pgjq / best peer", peer > 0 ? med(r, "e2e_total", "pgjq") / peer : NAN, 5, false, "x"});
   out.push_back({"steady completed: pgjq / recipe", ratio("steady_completed"), 3, false, "x"});
   out.push_back({"steady: pgjq queue tables end / start", med(r, "steady_size_growth", "pgjq"), 2, true, "x"});
-  for (const char *call : {"enqueue", "complete"})
+  for (const char *call : {"enqueue", "try_enqueue", "insert", "complete", "fail", "cancel"})
     out.push_back({std::string("big transaction: pgjq ") + call + " per call, 100000 / 100 calls",
                    med(r, std::string("bigtx_") + call + "_100000", "pgjq") /
                        med(r, std::string("bigtx_") + call + "_100", "pgjq"),

@@ -572,7 +572,7 @@ void scenario_snapshot(driver &d, const config &c, results &r)
 
 void scenario_bigtx(driver &d, const config &c, results &r)
 {
-  for (const char *call : {"enqueue", "complete"})
+  for (const char *call : {"enqueue", "try_enqueue", "insert", "complete", "fail", "cancel"})
     for (const std::int64_t n : c.bigtx_sizes)
     {
       // Small transactions are repeated so that each run makes at least bigtx_min_calls calls.

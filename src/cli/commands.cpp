@@ -99,6 +99,25 @@ queue_options settings_of(const queue_change &c)
   return q;
 }
 
+// A listing: JSON (an array of to_json) for scripts, else a table of row_of(item) under header.
+template <typename Item, typename RowOf>
+int print_list(const options &o, const std::vector<Item> &items, const std::vector<std::string> &header, RowOf row_of)
+{
+  if (o.json)
+  {
+    nlohmann::json out = nlohmann::json::array();
+    for (const Item &item : items)
+      out.push_back(to_json(item));
+    std::cout << out.dump() << '\n';
+    return k_exit_ok;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const Item &item : items)
+    rows.push_back(row_of(item));
+  print_table(std::cout, header, rows);
+  return k_exit_ok;
+}
+
 } // namespace
 
 int run_command(const options &o, const std::function<int(connection &)> &command)
@@ -108,55 +127,38 @@ int run_command(const options &o, const std::function<int(connection &)> &comman
     connection db(o.conninfo);
     return command(db);
   }
-  catch (const job_not_found &e)
-  {
-    std::cerr << "pgjq: " << e.what() << '\n';
-    return k_exit_not_found;
-  }
-  catch (const unknown_queue &e)
-  {
-    std::cerr << "pgjq: " << e.what() << '\n';
-    return k_exit_not_found;
-  }
-  catch (const permission_denied &e)
-  {
-    std::cerr << "pgjq: " << e.what() << '\n';
-    return k_exit_denied;
-  }
-  catch (const bad_argument &e)
-  {
-    std::cerr << "pgjq: " << e.what() << '\n';
-    return k_exit_usage;
-  }
   catch (const std::exception &e)
   {
     std::cerr << "pgjq: " << e.what() << '\n';
+    if (dynamic_cast<const job_not_found *>(&e) || dynamic_cast<const unknown_queue *>(&e))
+      return k_exit_not_found;
+    if (dynamic_cast<const permission_denied *>(&e))
+      return k_exit_denied;
+    if (dynamic_cast<const bad_argument *>(&e))
+      return k_exit_usage;
     return k_exit_failed;
   }
 }
 
 int show_status(const options &o, connection &db)
 {
-  const std::vector<queue_stats> queues = db.stats();
-  if (o.json)
-  {
-    nlohmann::json out = nlohmann::json::array();
-    for (const queue_stats &s : queues)
-      out.push_back(to_json(s));
-    std::cout << out.dump() << '\n';
-    return k_exit_ok;
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const queue_stats &s : queues)
-    rows.push_back({s.queue, std::to_string(s.pending), std::to_string(s.scheduled), std::to_string(s.waiting),
-                    std::to_string(s.claimed), std::to_string(s.running), std::to_string(s.completed),
-                    std::to_string(s.failed), std::to_string(s.cancelled),
-                    s.oldest_runnable_age ? format_age(*s.oldest_runnable_age) : "-", s.paused ? "paused" : ""});
-  print_table(std::cout,
-              {"QUEUE", "PENDING", "SCHEDULED", "WAITING", "CLAIMED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED",
-               "OLDEST", ""},
-              rows);
-  return k_exit_ok;
+  return print_list(o, db.stats(),
+                    {"QUEUE", "PENDING", "SCHEDULED", "WAITING", "CLAIMED", "RUNNING", "COMPLETED", "FAILED",
+                     "CANCELLED", "OLDEST", ""},
+                    [](const queue_stats &s) -> std::vector<std::string>
+                    {
+                      return {s.queue,
+                              std::to_string(s.pending),
+                              std::to_string(s.scheduled),
+                              std::to_string(s.waiting),
+                              std::to_string(s.claimed),
+                              std::to_string(s.running),
+                              std::to_string(s.completed),
+                              std::to_string(s.failed),
+                              std::to_string(s.cancelled),
+                              s.oldest_runnable_age ? format_age(*s.oldest_runnable_age) : "-",
+                              s.paused ? "paused" : ""};
+                    });
 }
 
 int list_jobs(const options &o, connection &db, const job_query &q)
@@ -170,27 +172,20 @@ int list_jobs(const options &o, connection &db, const job_query &q)
     l.older_than = seconds(*q.older_than_s);
   l.limit = q.limit;
   l.offset = q.offset;
-  const std::vector<job> found = db.jobs(l);
-  if (o.json)
-  {
-    nlohmann::json out = nlohmann::json::array();
-    for (const job &j : found)
-      out.push_back(to_json(j));
-    std::cout << out.dump() << '\n';
-    return k_exit_ok;
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const job &j : found)
-  {
-    std::string error = j.last_error ? *j.last_error : "";
-    if (error.size() > 60)
-      error = error.substr(0, 57) + "...";
-    rows.push_back({std::to_string(j.id), j.queue, j.type, std::string(to_string(j.status)),
-                    std::to_string(j.attempts) + "/" + std::to_string(j.max_attempts), format_time(j.created_at),
-                    error});
-  }
-  print_table(std::cout, {"ID", "QUEUE", "TYPE", "STATUS", "ATTEMPTS", "CREATED", "LAST ERROR"}, rows);
-  return k_exit_ok;
+  return print_list(o, db.jobs(l), {"ID", "QUEUE", "TYPE", "STATUS", "ATTEMPTS", "CREATED", "LAST ERROR"},
+                    [](const job &j) -> std::vector<std::string>
+                    {
+                      std::string error = j.last_error ? *j.last_error : "";
+                      if (error.size() > 60)
+                        error = error.substr(0, 57) + "...";
+                      return {std::to_string(j.id),
+                              j.queue,
+                              j.type,
+                              std::string(to_string(j.status)),
+                              std::to_string(j.attempts) + "/" + std::to_string(j.max_attempts),
+                              format_time(j.created_at),
+                              error};
+                    });
 }
 
 int show_job(const options &o, connection &db, std::int64_t id)
@@ -285,45 +280,38 @@ int drop_queue(const options &o, connection &db, const queue_change &c)
 
 int list_schedules(const options &o, connection &db)
 {
-  const std::vector<schedule_info> found = db.schedules();
-  if (o.json)
-  {
-    nlohmann::json out = nlohmann::json::array();
-    for (const schedule_info &s : found)
-      out.push_back(to_json(s));
-    std::cout << out.dump() << '\n';
-    return k_exit_ok;
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const schedule_info &s : found)
-    rows.push_back({s.name, s.cron, s.time_zone, s.queue, s.job_type,
-                    s.next_run ? format_time(*s.next_run) : (s.paused ? "paused" : "-"),
-                    s.last_run ? format_time(*s.last_run) : "-", std::to_string(s.jobs_enqueued),
-                    or_dash(s.last_error)});
-  print_table(std::cout,
-              {"NAME", "CRON", "TIME ZONE", "QUEUE", "JOB TYPE", "NEXT RUN", "LAST RUN", "JOBS", "LAST ERROR"}, rows);
-  return k_exit_ok;
+  return print_list(o, db.schedules(),
+                    {"NAME", "CRON", "TIME ZONE", "QUEUE", "JOB TYPE", "NEXT RUN", "LAST RUN", "JOBS", "LAST ERROR"},
+                    [](const schedule_info &s) -> std::vector<std::string>
+                    {
+                      return {s.name,
+                              s.cron,
+                              s.time_zone,
+                              s.queue,
+                              s.job_type,
+                              s.next_run ? format_time(*s.next_run) : (s.paused ? "paused" : "-"),
+                              s.last_run ? format_time(*s.last_run) : "-",
+                              std::to_string(s.jobs_enqueued),
+                              or_dash(s.last_error)};
+                    });
 }
 
 int show_maintenance(const options &o, connection &db)
 {
-  const std::vector<maintenance_duty> duties = db.maintenance();
-  if (o.json)
-  {
-    nlohmann::json out = nlohmann::json::array();
-    for (const maintenance_duty &d : duties)
-      out.push_back(to_json(d));
-    std::cout << out.dump() << '\n';
-    return k_exit_ok;
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const maintenance_duty &d : duties)
-    rows.push_back({d.database, d.state, d.duty, std::to_string(d.runs), std::to_string(d.done),
-                    std::to_string(d.errors), d.last_run ? format_time(*d.last_run) : "-",
-                    d.next_run ? format_time(*d.next_run) : "-", or_dash(d.last_error)});
-  print_table(std::cout, {"DATABASE", "WORKER", "DUTY", "RUNS", "DONE", "ERRORS", "LAST RUN", "NEXT RUN", "LAST ERROR"},
-              rows);
-  return k_exit_ok;
+  return print_list(o, db.maintenance(),
+                    {"DATABASE", "WORKER", "DUTY", "RUNS", "DONE", "ERRORS", "LAST RUN", "NEXT RUN", "LAST ERROR"},
+                    [](const maintenance_duty &d) -> std::vector<std::string>
+                    {
+                      return {d.database,
+                              d.state,
+                              d.duty,
+                              std::to_string(d.runs),
+                              std::to_string(d.done),
+                              std::to_string(d.errors),
+                              d.last_run ? format_time(*d.last_run) : "-",
+                              d.next_run ? format_time(*d.next_run) : "-",
+                              or_dash(d.last_error)};
+                    });
 }
 
 namespace

@@ -155,14 +155,17 @@ std::optional<std::string> job_types_param(const std::vector<std::string> &job_t
   return detail::encode_text_array(job_types);
 }
 
-std::vector<job> read_jobs(const detail::result &res)
+// Every row of a result, decoded by `read` (one of rows.hpp's readers).
+template <typename Row> std::vector<Row> read_all(const detail::result &res, Row (*read)(const detail::result &, int))
 {
-  std::vector<job> jobs;
-  jobs.reserve(static_cast<std::size_t>(res.rows()));
+  std::vector<Row> out;
+  out.reserve(static_cast<std::size_t>(res.rows()));
   for (int row = 0; row < res.rows(); ++row)
-    jobs.push_back(detail::read_job(res, row));
-  return jobs;
+    out.push_back(read(res, row));
+  return out;
 }
+
+std::vector<job> read_jobs(const detail::result &res) { return read_all(res, detail::read_job); }
 
 } // namespace
 
@@ -321,10 +324,7 @@ std::vector<job> connection::jobs(const job_listing &l)
       l.status ? std::optional<std::string>(std::string(to_string(*l.status))) : std::nullopt;
   detail::result res = run(calls::list_jobs, {l.queue, status, l.job_type, opt(l.older_than),
                                               text(static_cast<std::int64_t>(l.limit)), text(l.offset)});
-  std::vector<job> out;
-  for (int row = 0; row < res.rows(); ++row)
-    out.push_back(detail::read_job(res, row));
-  return out;
+  return read_jobs(res);
 }
 
 std::string connection::metrics()
@@ -336,19 +336,13 @@ std::string connection::metrics()
 std::vector<maintenance_duty> connection::maintenance()
 {
   detail::result res = run(calls::maintenance, {});
-  std::vector<maintenance_duty> out;
-  for (int row = 0; row < res.rows(); ++row)
-    out.push_back(detail::read_maintenance_duty(res, row));
-  return out;
+  return read_all(res, detail::read_maintenance_duty);
 }
 
 std::vector<queue_stats> connection::stats()
 {
   detail::result res = run(calls::stats_all, {});
-  std::vector<queue_stats> out;
-  for (int row = 0; row < res.rows(); ++row)
-    out.push_back(detail::read_stats(res, row));
-  return out;
+  return read_all(res, detail::read_stats);
 }
 
 std::optional<queue_stats> connection::stats(const std::string &queue)
@@ -455,10 +449,7 @@ bool connection::resume_schedule(const std::string &name) { return single_bool(r
 std::vector<schedule_info> connection::schedules()
 {
   detail::result res = run(calls::schedules_all, {});
-  std::vector<schedule_info> out;
-  for (int row = 0; row < res.rows(); ++row)
-    out.push_back(detail::read_schedule(res, row));
-  return out;
+  return read_all(res, detail::read_schedule);
 }
 
 std::optional<schedule_info> connection::get_schedule(const std::string &name)

@@ -11,11 +11,7 @@ ensure_packages prometheus
 reexec_unprivileged cli_tests.sh "$@"
 ensure_packages
 
-STAGE_DIR=${STAGE_DIR:-$PWD/build/stage}
-STAGE_BIN=$STAGE_DIR/runtime$(pg_bindir)
-export STAGE_DIR STAGE_BIN
-bash scripts/stage.sh >/dev/null
-make -s cli
+stage_with_cli
 
 cluster=$PWD/build/cli-tests
 server=''

@@ -5,9 +5,11 @@ PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-15 postgresql-server-dev-15 l
                libboost-test-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libipc-run-perl cmake binutils
                clang-format)
 # Only the tests need these: the pooler of tests/client/test_pooler.cpp, the fuzzer of scripts/fuzz.sh,
-# Prometheus's promtool and postgres_exporter (tests/t/023, 024) and psycopg (scripts/examples_tests.sh).
+# Prometheus's promtool and postgres_exporter (tests/t/023, 024), psycopg (scripts/examples_tests.sh), and
+# Chromium with chromedriver and Selenium (scripts/web_tests.sh drives the dashboard in a real browser).
 # scripts/test.sh installs them before it gives up root; each script also asks for its own.
-PGJQ_TEST_PACKAGES=(pgbouncer sqlsmith prometheus prometheus-postgres-exporter python3-psycopg)
+PGJQ_TEST_PACKAGES=(pgbouncer sqlsmith prometheus prometheus-postgres-exporter python3-psycopg
+                    chromium chromium-driver python3-selenium)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -55,6 +57,16 @@ reexec_unprivileged() {
 }
 
 pg_bindir() { pg_config --bindir; }
+
+# Stages the extension (scripts/stage.sh; sets and exports STAGE_DIR and STAGE_BIN) and builds build/pgjq,
+# for the suites that run the command line against a cluster.
+stage_with_cli() {
+  STAGE_DIR=${STAGE_DIR:-$PWD/build/stage}
+  STAGE_BIN=$STAGE_DIR/runtime$(pg_bindir)
+  export STAGE_DIR STAGE_BIN
+  bash scripts/stage.sh >/dev/null
+  make -s cli
+}
 
 # start_cluster DIR [extra postgresql.conf lines...]: a throwaway cluster with its data and socket in DIR.
 # Prints nothing; sets PGJQ_CONNINFO. The caller stops it with stop_cluster DIR.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of pgjq: the pg_regress suite, the isolation specs, the TAP crash/process tests, the
-# client's Boost.Test suite, the documentation's SQL examples, the Python and psql examples, fuzzing and the client package test, each
+# client's Boost.Test suite, the documentation's SQL examples, the Python and psql examples, the command line, the
+# dashboard in a headless browser, fuzzing and the client package test, each
 # against its own throwaway cluster. Installs
 # missing Debian packages first (apt-get when root). PostgreSQL refuses to run as root, so as root the work
 # continues as the `postgres` user in a copy of the tree (see reexec_unprivileged in scripts/lib.sh).
@@ -32,6 +33,7 @@ run_suite "client (Boost.Test)" bash scripts/client_tests.sh
 run_suite "documentation examples" bash scripts/docs_tests.sh
 run_suite "examples (a worker in any language: Python, psql)" bash scripts/examples_tests.sh
 run_suite "the pgjq command line" bash scripts/cli_tests.sh
+run_suite "the dashboard (pgjq web, in headless Chromium)" bash scripts/web_tests.sh
 run_suite "fuzzing (sqlsmith, random calls)" bash scripts/fuzz.sh
 run_suite "release metadata and client package (pkg-config, CMake, exports)" bash scripts/package_tests.sh
 

@@ -1,6 +1,6 @@
 # cli.mk: the `pgjq` command line (src/cli/), on the static client library. Included by the top Makefile after
 # client.mk, whose CLIENT_ variables it uses. Needs Debian's libcli11-dev (argument parsing) and
-# libcpp-httplib-dev (`pgjq metrics --listen`).
+# libcpp-httplib-dev (`pgjq metrics --listen`, `pgjq web`).
 CLI_SRCS := $(sort $(wildcard src/cli/*.cpp))
 CLI_OBJS := $(patsubst src/cli/%.cpp,build/cli/obj/%.o,$(CLI_SRCS))
 CLI_BIN  := build/pgjq
@@ -15,6 +15,10 @@ build/cli/obj/%.o: src/cli/%.cpp
 
 $(CLI_BIN): $(CLI_OBJS) $(CLIENT_STATIC)
 	$(CLIENT_CXX) -o $@ $^ -lcpp-httplib $(CLIENT_LIBS)
+
+# The dashboard's files are built into the binary (web_assets.cpp).
+build/cli/obj/web_assets.o: CLIENT_CPPFLAGS += -DPGJQ_WEB_DIR='"$(CURDIR)/src/cli/web"'
+build/cli/obj/web_assets.o: $(wildcard src/cli/web/*)
 
 -include $(CLI_OBJS:.o=.d)
 

@@ -2,6 +2,7 @@
 // server: each command is one or a few calls of the C++ client.
 #include "commands.hpp"
 
+#include "http_serving.hpp"
 #include "output.hpp"
 
 #include <iomanip>
@@ -105,10 +106,7 @@ int print_list(const options &o, const std::vector<Item> &items, const std::vect
 {
   if (o.json)
   {
-    nlohmann::json out = nlohmann::json::array();
-    for (const Item &item : items)
-      out.push_back(to_json(item));
-    std::cout << out.dump() << '\n';
+    std::cout << json_array(items).dump() << '\n';
     return k_exit_ok;
   }
   std::vector<std::vector<std::string>> rows;
@@ -130,12 +128,18 @@ int run_command(const options &o, const std::function<int(connection &)> &comman
   catch (const std::exception &e)
   {
     std::cerr << "pgjq: " << e.what() << '\n';
-    if (dynamic_cast<const job_not_found *>(&e) || dynamic_cast<const unknown_queue *>(&e))
+    switch (classify(e))
+    {
+    case failure::not_found:
       return k_exit_not_found;
-    if (dynamic_cast<const permission_denied *>(&e))
+    case failure::denied:
       return k_exit_denied;
-    if (dynamic_cast<const bad_argument *>(&e))
+    case failure::usage:
       return k_exit_usage;
+    case failure::unavailable:
+    case failure::failed:
+      break;
+    }
     return k_exit_failed;
   }
 }

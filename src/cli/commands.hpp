@@ -60,6 +60,14 @@ struct metrics_serving
   std::string listen; // host:port
 };
 
+struct web_serving
+{
+  std::string listen = "127.0.0.1:9188";
+  std::string token_file;        // the access token's file (else $PGJQ_WEB_TOKEN); required beyond loopback
+  double sample_interval_s = 10; // the charts' resolution; an hour of samples is kept
+  double refresh_s = 2;          // how often the page reloads what it shows
+};
+
 // Connects, runs `command`, and turns what it throws into a message on stderr and an exit code.
 int run_command(const options &o, const std::function<int(connection &)> &command);
 
@@ -79,6 +87,8 @@ int show_maintenance(const options &o, connection &db);
 int top(const options &o, connection &db, const top_view &t);
 int print_metrics(const options &o, connection &db);
 // Serves GET /metrics until SIGINT or SIGTERM; each scrape reads pgjq.metrics() anew.
-int serve_metrics(const options &o, const metrics_serving &s);
+int serve_metrics(connection &db, const metrics_serving &s);
+// Serves the dashboard (web_server.cpp) until SIGINT or SIGTERM.
+int serve_web(connection &db, const web_serving &w);
 
 } // namespace pgjq::cli

@@ -97,6 +97,16 @@ int main(int argc, char **argv)
   auto *metrics = app.add_subcommand("metrics", "the queues' figures in the Prometheus text format");
   metrics->add_option("--listen", ms.listen, "serve them over HTTP at /metrics instead (e.g. 127.0.0.1:9187)");
 
+  web_serving ws;
+  auto *web = app.add_subcommand("web", "serve a live dashboard to a browser, on 127.0.0.1:9188 by default");
+  web->add_option("--listen", ws.listen, "HOST:PORT to listen on (beyond loopback an access token is required)");
+  web->add_option("--token-file", ws.token_file,
+                  "file whose first line is the access token (default: $PGJQ_WEB_TOKEN; none: no token)")
+      ->check(CLI::ExistingFile);
+  web->add_option("--sample-interval", ws.sample_interval_s, "seconds between the charts' samples (an hour is kept)")
+      ->check(CLI::Range(0.2, 300.0));
+  web->add_option("--refresh", ws.refresh_s, "seconds between the page's refreshes")->check(CLI::Range(0.2, 300.0));
+
   try
   {
     app.parse(argc, argv);
@@ -134,8 +144,10 @@ int main(int argc, char **argv)
                          return show_maintenance(o, db);
                        if (*top_cmd)
                          return top(o, db, tv);
+                       if (*web)
+                         return serve_web(db, ws);
                        if (*metrics)
-                         return ms.listen.empty() ? print_metrics(o, db) : serve_metrics(o, ms);
+                         return ms.listen.empty() ? print_metrics(o, db) : serve_metrics(db, ms);
                        return k_exit_usage;
                      });
 }

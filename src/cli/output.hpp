@@ -22,6 +22,15 @@ nlohmann::json to_json(const queue_stats &s);
 nlohmann::json to_json(const schedule_info &s);
 nlohmann::json to_json(const maintenance_duty &d);
 
+// A listing as a JSON array of to_json(item).
+template <typename Items> nlohmann::json json_array(const Items &items)
+{
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto &item : items)
+    out.push_back(to_json(item));
+  return out;
+}
+
 // Rows of cells under a header, each column as wide as its widest cell.
 void print_table(std::ostream &out, const std::vector<std::string> &header,
                  const std::vector<std::vector<std::string>> &rows);

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Runs `pgjq web` against a throwaway cluster and checks it from outside and in a real browser (Debian's
+# headless Chromium, driven by scripts/web_browser_test.py through chromedriver):
+# - as an observer: the page shows the queue and a failed job, and its retry button is refused;
+# - as an admin: no console errors, the payload's <script> shown and not run, retry makes the job pending;
+# - requests a browser could be tricked into: a POST without the page's CSRF token or from another origin,
+#   a request naming another Host (DNS rebinding): refused, nothing changed;
+# - beyond loopback: refused without an access token, and with one, only requests carrying it are served;
+# - SIGTERM stops it cleanly.
+# The admin's screenshot is kept in build/test-output/web/dashboard.png.
+# As root it re-executes itself as the postgres user (see scripts/lib.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+ensure_packages chromium chromium-driver python3-selenium
+reexec_unprivileged web_tests.sh "$@"
+ensure_packages
+
+stage_with_cli
+
+cluster=$PWD/build/web-tests
+artefacts=$PWD/build/test-output/web
+mkdir -p "$artefacts"
+servers=()
+stop_servers() { local s; for s in "${servers[@]}"; do kill "$s" 2>/dev/null || true; done; }
+trap 'stop_servers; stop_cluster "$cluster"' EXIT
+start_cluster "$cluster" "shared_preload_libraries = 'pgjq'" "log_min_messages = warning"
+export PGHOST PGPORT PGUSER PGDATABASE
+PGHOST=$(cat "$cluster/socket_dir") PGPORT=5432 PGUSER=postgres PGDATABASE=postgres
+psql=("$STAGE_BIN/psql" -X -q -At -v ON_ERROR_STOP=1)
+python=/usr/bin/python3 # Debian's, which has python3-selenium (another python3 on PATH may not)
+passed=0
+fail() { echo "web test failed: $*" >&2; exit 1; }
+ok() { passed=$((passed + 1)); }
+status_of() { "${psql[@]}" -c "SELECT status FROM pgjq.jobs WHERE id = $1"; }
+
+# A job whose payload and error would run scripts if the page ever treated them as markup.
+"${psql[@]}" >/dev/null <<'SQL'
+CREATE EXTENSION pgjq;
+CREATE ROLE watcher LOGIN;
+SELECT pgjq.grant_observer('watcher');
+SELECT pgjq.create_queue('mail', max_attempts => 1);
+SELECT pgjq.enqueue_batch('email', (SELECT jsonb_agg(jsonb_build_object('n', g)) FROM generate_series(1, 5) g), 'mail');
+SELECT pgjq.complete(id, 'w') FROM pgjq.claim_job_batch('w', NULL, 3, 'mail');
+SELECT pgjq.enqueue('email', jsonb_build_object('html',
+         '<script>window.pgjqInjected = 1</script><img src=x onerror="window.pgjqInjected = 2">'), 'mail');
+SELECT pgjq.fail(id, 'w', '<script>window.pgjqInjected = 3</script> smtp timeout')
+  FROM pgjq.claim_job_batch('w', NULL, 10, 'mail') WHERE payload ? 'html';
+SQL
+failed_job=$("${psql[@]}" -c "SELECT id FROM pgjq.jobs WHERE status = 'failed'")
+[ -n "$failed_job" ] || fail "no failed job to show"
+
+# start_web LOGFILE ARGS...: starts `pgjq ARGS` (a `web` command), waits for its address, sets $url and $server.
+start_web() {
+  local log=$1; shift
+  build/pgjq "$@" 2>"$log" &
+  server=$!
+  servers+=("$server")
+  for _ in $(seq 100); do grep -q 'serving the dashboard at' "$log" && break; sleep 0.1; done
+  url=$(grep -o 'http://[^ ]*' "$log") || fail "pgjq web did not start: $(cat "$log")"
+}
+# request METHOD URL [HEADER: VALUE]...: prints the HTTP status, then the body.
+request() {
+  "$python" - "$@" <<'PY'
+import sys, urllib.request, urllib.error
+method, url, headers = sys.argv[1], sys.argv[2], dict(h.split(": ", 1) for h in sys.argv[3:])
+class Keep(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args): return None
+opener = urllib.request.build_opener(Keep)
+try:
+    response = opener.open(urllib.request.Request(url, method=method, headers=headers, data=b"" if method == "POST" else None))
+except urllib.error.HTTPError as e:
+    response = e
+print(response.status)
+print(response.headers.get("Set-Cookie") or "")
+print(response.headers.get("Content-Security-Policy") or "")
+print(response.read().decode())
+PY
+}
+status() { head -n 1 <<<"$1"; }
+
+# As an observer: sees everything, may do nothing.
+start_web "$cluster/observer.log" -d "user=watcher" web --listen 127.0.0.1:0 --sample-interval 0.5 --refresh 0.5
+"$python" scripts/web_browser_test.py observer "$url" "$failed_job" || fail "the observer's page (above)"
+[ "$(status_of "$failed_job")" = failed ] || fail "an observer's retry changed the job"; ok
+kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"; ok
+
+# As an admin (the superuser).
+start_web "$cluster/admin.log" web --listen 127.0.0.1:0 --sample-interval 0.5 --refresh 0.5
+base=${url%/}
+page=$(request GET "$url")
+[ "$(status "$page")" = 200 ] && grep -q "script-src 'self'" <<<"$page" || fail "the page or its policy: $page"; ok
+csrf=$(grep -o 'name="pgjq-csrf" content="[0-9a-f]*"' <<<"$page" | grep -o '[0-9a-f]\{32\}') || fail "no CSRF token in the page"
+out=$(request POST "$base/api/jobs/$failed_job/retry")
+[ "$(status "$out")" = 403 ] && [ "$(status_of "$failed_job")" = failed ] || fail "a POST without the CSRF token: $out"; ok
+out=$(request POST "$base/api/jobs/$failed_job/retry" "X-PGJQ-CSRF: $csrf" "Origin: http://evil.example")
+[ "$(status "$out")" = 403 ] && [ "$(status_of "$failed_job")" = failed ] || fail "a POST from another origin: $out"; ok
+out=$(request GET "$base/api/overview" "Host: evil.example")
+[ "$(status "$out")" = 421 ] || fail "a request naming another host: $out"; ok
+out=$(request GET "$base/api/jobs/999999")
+[ "$(status "$out")" = 404 ] || fail "an unknown job: $out"; ok
+out=$(request GET "$base/api/jobs?state=sleeping")
+[ "$(status "$out")" = 400 ] && grep -q 'unknown job status' <<<"$out" || fail "a bad state: $out"; ok
+out=$(request GET "$base/metrics")
+/usr/bin/promtool check metrics <<<"$(tail -n +4 <<<"$out")" >/dev/null 2>&1 || fail "the served metrics: $out"; ok
+"$python" scripts/web_browser_test.py admin "$url" "$failed_job" "$artefacts/dashboard.png" || fail "the admin's page (above)"
+[ "$(status_of "$failed_job")" = pending ] || fail "the admin's retry did not make the job pending"; ok
+[ -s "$artefacts/dashboard.png" ] || fail "no screenshot"; ok
+out=$(request GET "$base/api/history")
+[ "$("$python" -c "import json, sys; print(len(json.loads(sys.stdin.read().split(chr(10), 3)[3])['samples']) > 1)" <<<"$out")" = True ] \
+  || fail "the charts' history holds no samples: $out"; ok
+kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"
+
+# Beyond loopback: a token is required, and then every request must carry it.
+code=0; build/pgjq web --listen 0.0.0.0:0 2>"$cluster/err" || code=$?
+[ "$code" = 2 ] && grep -q 'needs an access token' "$cluster/err" || fail "listening beyond loopback without a token"; ok
+code=0; PGJQ_WEB_TOKEN=short build/pgjq web --listen 0.0.0.0:0 2>"$cluster/err" || code=$?
+[ "$code" = 2 ] || fail "a short token was taken"; ok
+token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+printf '%s\n' "$token" >"$cluster/token"
+start_web "$cluster/token.log" web --listen 0.0.0.0:0 --token-file "$cluster/token"
+base=http://127.0.0.1:${url##*:}; base=${base%/}
+out=$(request GET "$base/api/overview")
+[ "$(status "$out")" = 401 ] || fail "served without the token: $out"; ok
+out=$(request GET "$base/?token=wrong$token")
+[ "$(status "$out")" = 401 ] || fail "served with a wrong token: $out"; ok
+out=$(request GET "$base/?token=$token")
+[ "$(status "$out")" = 302 ] && grep -q "pgjq_token=$token; HttpOnly; SameSite=Strict" <<<"$out" \
+  || fail "the token did not become a cookie: $out"; ok
+out=$(request GET "$base/api/overview" "Cookie: pgjq_token=$token")
+[ "$(status "$out")" = 200 ] || fail "the cookie was refused: $out"; ok
+out=$(request GET "$base/api/overview" "Authorization: Bearer $token")
+[ "$(status "$out")" = 200 ] && grep -q '"mail"' <<<"$out" || fail "the bearer token was refused: $out"; ok
+kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"
+
+expect_usage() { code=0; build/pgjq web "$@" 2>/dev/null || code=$?; [ "$code" = 2 ] || fail "pgjq web $* exited $code"; ok; }
+expect_usage --listen nowhere
+expect_usage --sample-interval 0
+servers=()
+echo "pgjq web: $passed passed, 0 failed"

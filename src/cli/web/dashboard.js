@@ -1,0 +1,240 @@
+// dashboard.js: the page of `pgjq web`. It reads the server's JSON calls every few seconds and draws them.
+// Every value from the database reaches the page as text (text nodes, textContent), never as markup, so a
+// payload holding <script> is shown and never run; the server's Content-Security-Policy forbids inline
+// scripts besides. Actions are POSTs carrying the page's CSRF token in a header.
+'use strict';
+
+const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
+const csrf = meta('pgjq-csrf');
+const refreshMs = Number(meta('pgjq-refresh-ms')) || 2000;
+const SVG = 'http://www.w3.org/2000/svg';
+
+const view = { queue: null, previous: null, shownJob: null };
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else if (value !== undefined && value !== null) node.setAttribute(key, value);
+  }
+  for (const child of children)
+    node.append(child instanceof Node ? child : document.createTextNode(child == null ? '' : String(child)));
+  return node;
+}
+const cell = (value, cls) => el('td', cls ? { class: cls } : {}, value);
+const num = (value) => cell(value, 'number');
+const time = (value) => value || '-';
+
+function age(seconds) {
+  if (seconds == null) return '-';
+  if (seconds < 1) return `${Math.round(seconds * 1000)}ms`;
+  if (seconds < 60) return `${seconds.toFixed(1)}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${Math.floor(seconds % 60)}s`;
+  return `${Math.floor(seconds / 3600)}h${Math.floor((seconds % 3600) / 60)}m`;
+}
+
+function say(text, failed) {
+  const box = document.getElementById('message');
+  box.textContent = text;
+  box.className = failed ? 'failed' : '';
+  box.hidden = false;
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(path, { credentials: 'same-origin', ...options });
+  let body = null;
+  try {
+    body = await response.json();
+  } catch (e) {
+    body = null;
+  }
+  if (!response.ok) throw new Error((body && body.error) || `${response.status} ${response.statusText}`);
+  return body;
+}
+
+async function act(path) {
+  try {
+    const body = await api(path, { method: 'POST', headers: { 'X-PGJQ-CSRF': csrf } });
+    say(body.done, false);
+  } catch (e) {
+    say(e.message, true);
+  }
+  await refresh();
+}
+
+function fill(table, rows) {
+  document.querySelector(`#${table} tbody`).replaceChildren(...rows);
+}
+
+function select(queue) {
+  view.queue = view.queue === queue ? null : queue;
+  refresh();
+}
+
+async function refreshQueues() {
+  const o = await api('/api/overview');
+  document.getElementById('connection').textContent = `${o.role} @ ${o.database}`;
+  document.getElementById('updated').textContent = `updated ${o.at}`;
+  const now = Date.now();
+  const before = view.previous;
+  fill('queues', o.queues.map((q) => {
+    const was = before && before.queues[q.queue];
+    const elapsed = before ? (now - before.at) / 1000 : 0;
+    const rate = (key) => (was && elapsed > 0 ? Math.max(0, (q[key] - was[key]) / elapsed).toFixed(1) : '-');
+    const verb = q.paused ? 'resume' : 'pause';
+    return el('tr', { 'data-queue': q.queue, class: q.queue === view.queue ? 'selected' : '' },
+      el('td', {}, el('button', { class: 'link', type: 'button', onclick: () => select(q.queue) }, q.queue)),
+      num(q.pending), num(q.scheduled + q.waiting), num(q.claimed + q.running), num(rate('completed')),
+      num(rate('failed')), num(q.completed), num(q.failed), num(q.cancelled), num(age(q.oldest_runnable_age_seconds)),
+      cell(q.paused ? 'paused' : 'active'),
+      el('td', {}, el('button', {
+        type: 'button', 'data-action': verb, 'data-queue': q.queue,
+        onclick: () => act(`/api/queues/${encodeURIComponent(q.queue)}/${verb}`),
+      }, verb)));
+  }));
+  view.previous = { at: now, queues: Object.fromEntries(o.queues.map((q) => [q.queue, q])) };
+}
+
+// One chart: each series a polyline over the hour's samples, scaled to the largest value shown.
+function chart(title, unit, series) {
+  const width = 300, height = 120, top = 12;
+  const points = series.flatMap((s) => s.points);
+  const figure = el('div', { class: 'chart' }, el('h3', {}, title));
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('preserveAspectRatio', 'none');
+  if (points.length > 1) {
+    const t0 = Math.min(...points.map((p) => p[0])), t1 = Math.max(...points.map((p) => p[0]));
+    const max = Math.max(1e-9, ...points.map((p) => p[1]));
+    series.forEach((s, i) => {
+      const line = document.createElementNS(SVG, 'polyline');
+      line.setAttribute('class', `series-${i}`);
+      line.setAttribute('points', s.points.map(([t, v]) =>
+        `${(((t - t0) / Math.max(1e-9, t1 - t0)) * width).toFixed(1)},${(height - (v / max) * (height - top)).toFixed(1)}`).join(' '));
+      svg.append(line);
+    });
+    const label = document.createElementNS(SVG, 'text');
+    label.setAttribute('x', '2');
+    label.setAttribute('y', '10');
+    label.textContent = `max ${+max.toFixed(2)} ${unit}`;
+    svg.append(label);
+  }
+  figure.append(svg, el('div', { class: 'legend' }, series.map((s) => {
+    const last = s.points.length ? s.points[s.points.length - 1][1] : null;
+    return `${s.name}: ${last == null ? '-' : +last.toFixed(2)}`;
+  }).join('   ')));
+  return figure;
+}
+
+async function refreshCharts() {
+  const h = await api('/api/history');
+  const pick = (sample) => Object.entries(sample.queues).filter(([name]) => !view.queue || name === view.queue).map(([, q]) => q);
+  const total = (sample, f) => pick(sample).reduce((sum, q) => sum + f(q), 0);
+  const series = (f) => h.samples.map((s) => [s.t, total(s, f)]);
+  const rate = (key) => h.samples.slice(1).map((s, i) => {
+    const was = h.samples[i];
+    return [s.t, Math.max(0, total(s, (q) => q[key]) - total(was, (q) => q[key])) / Math.max(1e-9, s.t - was.t)];
+  });
+  document.getElementById('chart-scope').textContent = view.queue ? `(queue ${view.queue})` : '(all queues)';
+  document.getElementById('charts').replaceChildren(
+    chart('Waiting to run', 'jobs', [{ name: 'due now', points: series((q) => q.pending) },
+                                     { name: 'later', points: series((q) => q.later) }]),
+    chart('Running', 'jobs', [{ name: 'claimed or running', points: series((q) => q.in_flight) }]),
+    chart('Throughput', 'jobs/s', [{ name: 'completed/s', points: rate('completed') },
+                                   { name: 'failed/s', points: rate('failed') }]),
+    chart('Latency', 's', [{ name: 'oldest due job waiting', points: h.samples.map((s) => [s.t, Math.max(0, ...pick(s).map((q) => q.oldest_s))]) }]));
+}
+
+async function refreshJobs() {
+  const state = document.getElementById('job-state').value;
+  const query = new URLSearchParams({ state, limit: '50' });
+  if (view.queue) query.set('queue', view.queue);
+  document.getElementById('job-scope').textContent = view.queue ? `in queue ${view.queue}` : 'in every queue';
+  const jobs = await api(`/api/jobs?${query}`);
+  fill('jobs', jobs.map((j) => el('tr', { 'data-job': j.id },
+    el('td', {}, el('button', { class: 'link', type: 'button', 'data-action': 'show', 'data-job': j.id, onclick: () => showJob(j.id) }, j.id)),
+    cell(j.queue), cell(j.type), num(`${j.attempts}/${j.max_attempts}`), cell(time(j.created_at)),
+    cell(time(j.finished_at)), cell(j.last_error || '', 'error'), el('td', {}, ...jobActions(j)))));
+}
+
+function jobActions(j) {
+  const buttons = [];
+  if (j.status === 'failed' || j.status === 'cancelled')
+    buttons.push(el('button', { type: 'button', 'data-action': 'retry', 'data-job': j.id, onclick: () => act(`/api/jobs/${j.id}/retry`) }, 'retry'));
+  if (!['completed', 'failed', 'cancelled'].includes(j.status))
+    buttons.push(el('button', { type: 'button', 'data-action': 'cancel', 'data-job': j.id, onclick: () => act(`/api/jobs/${j.id}/cancel`) }, 'cancel'));
+  return buttons;
+}
+
+async function showJob(id) {
+  view.shownJob = id;
+  await refreshJob();
+}
+
+async function refreshJob() {
+  const panel = document.getElementById('job-detail');
+  if (view.shownJob == null) {
+    panel.hidden = true;
+    return;
+  }
+  const j = await api(`/api/jobs/${view.shownJob}`);
+  document.getElementById('job-id').textContent = `${j.id} (${j.status})`;
+  const fields = [['queue', j.queue], ['type', j.type], ['priority', j.priority],
+    ['attempts', `${j.attempts} of ${j.max_attempts}`], ['enqueued', time(j.created_at)], ['due', time(j.run_at)],
+    ['leased until', j.lease_expires_at && `${time(j.lease_expires_at)} by ${j.worker_id}`],
+    ['progress', j.progress != null && `${j.progress}% ${j.current_stage || ''}`],
+    ['finished', j.finished_at && `${time(j.finished_at)}${j.worker_id ? ` by ${j.worker_id}` : ''}`],
+    ['unique key', j.unique_key], ['group key', j.group_key], ['last error', j.last_error]];
+  document.getElementById('job-fields').replaceChildren(...fields.filter(([, v]) => v)
+    .flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+  document.getElementById('job-payload').textContent = JSON.stringify(j.payload, null, 2);
+  document.getElementById('job-result').textContent = j.result == null ? '-' : JSON.stringify(j.result, null, 2);
+  document.getElementById('job-actions').replaceChildren(...jobActions(j));
+  panel.hidden = false;
+}
+
+async function refreshSchedules() {
+  const schedules = await api('/api/schedules');
+  fill('schedules', schedules.map((s) => el('tr', {}, cell(s.name), cell(s.cron), cell(s.time_zone), cell(s.queue),
+    cell(s.job_type), cell(s.next_run ? time(s.next_run) : (s.paused ? 'paused' : '-')), cell(time(s.last_run)),
+    num(s.jobs_enqueued), cell(s.last_error || '', 'error'))));
+}
+
+async function refreshMaintenance() {
+  const note = document.getElementById('maintenance-note');
+  try {
+    const duties = await api('/api/maintenance');
+    note.hidden = true;
+    fill('maintenance', duties.map((d) => el('tr', {}, cell(d.database), cell(d.state), cell(d.duty), num(d.runs),
+      num(d.done), num(d.errors), cell(time(d.last_run)), cell(time(d.next_run)), cell(d.last_error || '', 'error'))));
+  } catch (e) {
+    note.textContent = e.message;
+    note.hidden = false;
+    fill('maintenance', []);
+  }
+}
+
+let refreshing = null;
+async function refresh() {
+  if (refreshing) return refreshing;
+  refreshing = (async () => {
+    const results = await Promise.allSettled([refreshQueues(), refreshCharts(), refreshJobs(), refreshJob(),
+      refreshSchedules(), refreshMaintenance()]);
+    const failure = results.find((r) => r.status === 'rejected');
+    if (failure) say(failure.reason.message, true);
+    document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+  })();
+  try {
+    await refreshing;
+  } finally {
+    refreshing = null;
+  }
+}
+
+document.getElementById('job-state').addEventListener('change', refresh);
+document.getElementById('job-close').addEventListener('click', () => {
+  view.shownJob = null;
+  refresh();
+});
+refresh();
+setInterval(refresh, refreshMs);

@@ -1,0 +1,409 @@
+// web_server.cpp: `pgjq web`, a live dashboard (cpp-httplib): the page and its JSON calls, on one session of
+// the operator's own role, so the database's privileges decide what is shown and what may be done.
+//
+// Who may reach it: it listens on 127.0.0.1 unless told otherwise, and beyond loopback only with an access
+// token (a header, or a cookie set once from ?token=). The Host header must name the address it listens on
+// (no DNS rebinding). Every action is a POST that must carry the page's per-process CSRF token in a custom
+// header and come from the same origin, which a cross-site page can neither read nor send. The page treats
+// every value as text and the Content-Security-Policy forbids inline scripts, so a payload holding <script>
+// is shown, never run.
+#include "commands.hpp"
+#include "http_serving.hpp"
+#include "output.hpp"
+#include "web_assets.hpp"
+
+#include <libpq-fe.h>
+
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace pgjq::cli
+{
+
+namespace
+{
+
+constexpr auto k_history_span = std::chrono::hours(1);
+constexpr const char *k_token_cookie = "pgjq_token";
+
+std::string random_hex(std::size_t bytes)
+{
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  std::string raw(bytes, '\0');
+  if (!urandom.read(raw.data(), static_cast<std::streamsize>(bytes)))
+    throw std::runtime_error("cannot read /dev/urandom");
+  static const char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : raw)
+  {
+    hex += digits[c >> 4];
+    hex += digits[c & 15];
+  }
+  return hex;
+}
+
+// Compares without stopping at the first difference, so the time taken tells nothing of the secret.
+bool same_secret(const std::string &given, const std::string &secret)
+{
+  if (given.size() != secret.size())
+    return false;
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < secret.size(); ++i)
+    difference |= static_cast<unsigned char>(given[i] ^ secret[i]);
+  return difference == 0;
+}
+
+// The access token from --token-file (its first line) or $PGJQ_WEB_TOKEN; empty when neither is set.
+// Throws bad_argument for one too short to be a secret or holding characters a cookie cannot carry.
+std::optional<std::string> access_token(const web_serving &w)
+{
+  std::string token;
+  if (!w.token_file.empty())
+  {
+    std::ifstream file(w.token_file);
+    if (!file)
+      throw bad_argument("cannot read the token file \"" + w.token_file + "\"", "22023");
+    std::getline(file, token);
+  }
+  else if (const char *from_environment = std::getenv("PGJQ_WEB_TOKEN"))
+    token = from_environment;
+  if (token.empty())
+    return std::nullopt;
+  if (token.size() < 16 || token.size() > 256 ||
+      token.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-") !=
+          std::string::npos)
+    throw bad_argument("the access token must be 16-256 characters of A-Z a-z 0-9 . _ ~ -", "22023");
+  return token;
+}
+
+std::string cookie(const httplib::Request &request, const std::string &name)
+{
+  const std::string header = request.get_header_value("Cookie");
+  for (std::size_t at = 0; at < header.size();)
+  {
+    const std::size_t end = std::min(header.find(';', at), header.size());
+    std::size_t start = header.find_first_not_of(' ', at);
+    if (start < end && header.compare(start, name.size() + 1, name + "=") == 0)
+      return header.substr(start + name.size() + 1, end - start - name.size() - 1);
+    at = end + 1;
+  }
+  return {};
+}
+
+void reply(httplib::Response &response, int status, const nlohmann::json &body)
+{
+  response.status = status;
+  response.set_content(body.dump(), "application/json; charset=utf-8");
+}
+
+void refuse(httplib::Response &response, int status, const std::string &why)
+{
+  reply(response, status, {{"error", why}});
+}
+
+std::int64_t job_id_of(const httplib::Request &request) { return std::stoll(request.matches[1].str()); }
+
+class dashboard
+{
+public:
+  dashboard(connection db, const web_serving &w, std::optional<std::string> token)
+      : m_settings(w), m_db(std::move(db)), m_token(std::move(token)), m_csrf(random_hex(16))
+  {
+  }
+
+  void route(httplib::Server &server)
+  {
+    server.set_default_headers(
+        {{"Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                                     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+         {"X-Content-Type-Options", "nosniff"},
+         {"Referrer-Policy", "no-referrer"},
+         {"Cache-Control", "no-store"}});
+    server.set_pre_routing_handler([this](const httplib::Request &rq, httplib::Response &rs) { return guard(rq, rs); });
+
+    server.Get("/", [this](const httplib::Request &, httplib::Response &rs) { page(rs); });
+    server.Get("/favicon.ico", [](const httplib::Request &, httplib::Response &rs) { rs.status = 204; });
+    for (const char *path : {"/dashboard.js", "/dashboard.css"})
+      server.Get(path,
+                 [](const httplib::Request &rq, httplib::Response &rs)
+                 {
+                   const auto asset = find_web_asset(rq.path);
+                   rs.set_content(std::string(asset->content), asset->content_type);
+                 });
+    get(server, "/api/overview",
+        [](connection &db, const httplib::Request &) -> nlohmann::json
+        {
+          return {{"role", PQuser(db.native_handle())},
+                  {"database", PQdb(db.native_handle())},
+                  {"at", format_time(clock::now())},
+                  {"queues", json_array(db.stats())}};
+        });
+    server.Get("/api/history", [this](const httplib::Request &, httplib::Response &rs) { history(rs); });
+    get(server, "/api/jobs", [](connection &db, const httplib::Request &rq) { return list_jobs(db, rq); });
+    get(server, R"(/api/jobs/(\d{1,18}))",
+        [](connection &db, const httplib::Request &rq) -> nlohmann::json
+        {
+          const std::optional<job> j = db.get_job(job_id_of(rq));
+          if (!j)
+            throw job_not_found("job " + rq.matches[1].str() + " does not exist (or this role may not read it)",
+                                "P0002");
+          return to_json(*j);
+        });
+    post(server, R"(/api/jobs/(\d{1,18})/retry)",
+         [](connection &db, const httplib::Request &rq) -> nlohmann::json
+         {
+           db.retry(job_id_of(rq));
+           return {{"done", "job " + rq.matches[1].str() + " is pending again"}};
+         });
+    post(server, R"(/api/jobs/(\d{1,18})/cancel)",
+         [](connection &db, const httplib::Request &rq) -> nlohmann::json
+         {
+           if (!db.cancel(job_id_of(rq)))
+             throw wrong_state("job " + rq.matches[1].str() + " had already finished", "55000");
+           return {{"done", "job " + rq.matches[1].str() + " is cancelled"}};
+         });
+    post(server, R"(/api/queues/([a-z0-9_.-]{1,63})/(pause|resume))",
+         [](connection &db, const httplib::Request &rq) -> nlohmann::json
+         {
+           const std::string queue = rq.matches[1].str();
+           const bool pause = rq.matches[2].str() == "pause";
+           pause ? db.pause_queue(queue) : db.resume_queue(queue);
+           return {{"done", "queue " + queue + (pause ? " paused" : " resumed")}};
+         });
+    get(server, "/api/schedules", [](connection &db, const httplib::Request &) { return json_array(db.schedules()); });
+    get(server, "/api/maintenance",
+        [](connection &db, const httplib::Request &) { return json_array(db.maintenance()); });
+    server.Get("/metrics",
+               [this](const httplib::Request &, httplib::Response &rs)
+               {
+                 with_session(rs, [&](connection &db)
+                              { rs.set_content(db.metrics(), "text/plain; version=0.0.4; charset=utf-8"); });
+               });
+  }
+
+  // Only these Host headers are served (empty: any, behind the access token).
+  void allow_hosts(const listen_address &at, int port)
+  {
+    if (!is_loopback(at.host))
+      return;
+    const std::string suffix = ":" + std::to_string(port);
+    for (const char *name : {"127.0.0.1", "localhost", "[::1]"})
+      m_hosts.insert(name + suffix);
+    if (at.host != "localhost" && at.host != "::1")
+      m_hosts.insert(at.host + suffix);
+  }
+
+  // Samples every queue's figures each interval for the charts, until stop().
+  void sample_until_stopped()
+  {
+    std::unique_lock<std::mutex> lock(m_history_lock);
+    const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::duration<double>(m_settings.sample_interval_s));
+    while (!m_stopping)
+    {
+      lock.unlock();
+      std::optional<nlohmann::json> taken = sample();
+      lock.lock();
+      if (taken)
+      {
+        m_samples.push_back(std::move(*taken));
+        const double oldest =
+            (*m_samples.back().find("t")).get<double>() - std::chrono::duration<double>(k_history_span).count();
+        while (m_samples.front()["t"].get<double>() < oldest)
+          m_samples.pop_front();
+      }
+      m_wake.wait_for(lock, interval, [this] { return m_stopping; });
+    }
+  }
+
+  void stop()
+  {
+    std::lock_guard<std::mutex> lock(m_history_lock);
+    m_stopping = true;
+    m_wake.notify_all();
+  }
+
+private:
+  using call = std::function<nlohmann::json(connection &, const httplib::Request &)>;
+
+  httplib::Server::HandlerResponse guard(const httplib::Request &rq, httplib::Response &rs)
+  {
+    if (!m_hosts.empty() && !m_hosts.count(rq.get_header_value("Host")))
+    {
+      refuse(rs, 421, "this dashboard answers only to the address it listens on");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (m_token && !same_secret(cookie(rq, k_token_cookie), *m_token) &&
+        !same_secret(rq.get_header_value("Authorization"), "Bearer " + *m_token))
+    {
+      if (rq.method == "GET" && rq.path == "/" && same_secret(rq.get_param_value("token"), *m_token))
+      {
+        // Once: the token moves from the address bar into a cookie scripts cannot read.
+        rs.set_header("Set-Cookie",
+                      std::string(k_token_cookie) + "=" + *m_token + "; HttpOnly; SameSite=Strict; Path=/");
+        rs.set_redirect("/");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      refuse(rs, 401, "an access token is required: open /?token=... or send Authorization: Bearer ...");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (rq.method != "GET" && rq.method != "HEAD")
+    {
+      const std::string origin = rq.get_header_value("Origin"), site = rq.get_header_value("Sec-Fetch-Site");
+      if (!same_secret(rq.get_header_value("X-PGJQ-CSRF"), m_csrf) ||
+          (!origin.empty() && origin != "http://" + rq.get_header_value("Host")) ||
+          (!site.empty() && site != "same-origin"))
+      {
+        refuse(rs, 403, "cross-site request refused: actions come from the dashboard's own page");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+
+  void page(httplib::Response &rs) const
+  {
+    std::string html(find_web_asset("/")->content);
+    for (const auto &[placeholder, value] :
+         {std::pair<std::string, std::string>{"{{csrf}}", m_csrf},
+          {"{{refresh_ms}}", std::to_string(static_cast<long>(m_settings.refresh_s * 1000))},
+          {"{{sample_ms}}", std::to_string(static_cast<long>(m_settings.sample_interval_s * 1000))}})
+      for (std::size_t at; (at = html.find(placeholder)) != std::string::npos;)
+        html.replace(at, placeholder.size(), value);
+    rs.set_content(html, "text/html; charset=utf-8");
+  }
+
+  void history(httplib::Response &rs)
+  {
+    std::lock_guard<std::mutex> lock(m_history_lock);
+    nlohmann::json samples = nlohmann::json::array();
+    for (const nlohmann::json &sample : m_samples)
+      samples.push_back(sample);
+    reply(rs, 200, {{"interval_s", m_settings.sample_interval_s}, {"samples", samples}});
+  }
+
+  static nlohmann::json list_jobs(connection &db, const httplib::Request &rq)
+  {
+    job_listing l;
+    if (rq.has_param("queue"))
+      l.queue = rq.get_param_value("queue");
+    if (rq.has_param("state"))
+      l.status = parse_job_status(rq.get_param_value("state"));
+    if (rq.has_param("type"))
+      l.job_type = rq.get_param_value("type");
+    try
+    {
+      if (rq.has_param("limit"))
+        l.limit = std::stoi(rq.get_param_value("limit"));
+      if (rq.has_param("offset"))
+        l.offset = std::stoll(rq.get_param_value("offset"));
+    }
+    catch (const std::logic_error &)
+    {
+      throw bad_argument("limit and offset are whole numbers", "22023");
+    }
+    return json_array(db.jobs(l));
+  }
+
+  void get(httplib::Server &server, const std::string &pattern, call what)
+  {
+    server.Get(pattern, [this, what](const httplib::Request &rq, httplib::Response &rs) { answer(rq, rs, what); });
+  }
+  void post(httplib::Server &server, const std::string &pattern, call what)
+  {
+    server.Post(pattern, [this, what](const httplib::Request &rq, httplib::Response &rs) { answer(rq, rs, what); });
+  }
+  void answer(const httplib::Request &rq, httplib::Response &rs, const call &what)
+  {
+    with_session(rs, [&](connection &db) { reply(rs, 200, what(db, rq)); });
+  }
+
+  // Runs `use` on the session, one request at a time; a failure becomes its HTTP status and message. A lost
+  // session is opened again by the next request.
+  void with_session(httplib::Response &rs, const std::function<void(connection &)> &use)
+  {
+    std::lock_guard<std::mutex> turn(m_session);
+    try
+    {
+      if (!m_db.is_open())
+        m_db.reconnect();
+      use(m_db);
+    }
+    catch (const std::exception &e)
+    {
+      refuse(rs, http_status_of(classify(e)), e.what());
+    }
+  }
+
+  std::optional<nlohmann::json> sample()
+  {
+    std::lock_guard<std::mutex> turn(m_session);
+    try
+    {
+      if (!m_db.is_open())
+        m_db.reconnect();
+      nlohmann::json queues = nlohmann::json::object();
+      for (const queue_stats &s : m_db.stats())
+        queues[s.queue] = {{"pending", s.pending},
+                           {"later", s.scheduled + s.waiting},
+                           {"in_flight", s.claimed + s.running},
+                           {"completed", s.completed},
+                           {"failed", s.failed},
+                           {"cancelled", s.cancelled},
+                           {"oldest_s", s.oldest_runnable_age
+                                            ? nlohmann::json(static_cast<double>(s.oldest_runnable_age->count()) / 1e6)
+                                            : nlohmann::json(0)}};
+      const double now = std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+      return nlohmann::json{{"t", now}, {"queues", queues}};
+    }
+    catch (const std::exception &e)
+    {
+      return std::nullopt; // a gap in the charts; the page shows the error of its own next call
+    }
+  }
+
+  const web_serving m_settings;
+  std::mutex m_session;
+  connection m_db;
+  const std::optional<std::string> m_token;
+  const std::string m_csrf;
+  std::set<std::string> m_hosts;
+
+  std::mutex m_history_lock;
+  std::condition_variable m_wake;
+  std::deque<nlohmann::json> m_samples;
+  bool m_stopping = false;
+};
+
+} // namespace
+
+int serve_web(connection &db, const web_serving &w)
+{
+  const std::optional<listen_address> at = parse_listen(w.listen, 9188);
+  if (!at)
+    return k_exit_usage;
+  const std::optional<std::string> token = access_token(w);
+  if (!token && !is_loopback(at->host))
+  {
+    std::cerr << "pgjq: listening beyond this machine (" << at->host
+              << ") needs an access token: --token-file FILE or PGJQ_WEB_TOKEN\n";
+    return k_exit_usage;
+  }
+  stop_signals signals;
+  dashboard board(std::move(db), w, token);
+  httplib::Server server;
+  board.route(server);
+  std::thread sampler([&] { board.sample_until_stopped(); });
+  const int code =
+      serve_until_stopped(server, signals, *at, "the dashboard", "/", [&](int port) { board.allow_hosts(*at, port); });
+  board.stop();
+  sampler.join();
+  return code;
+}
+
+} // namespace pgjq::cli

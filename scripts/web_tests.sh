@@ -107,8 +107,10 @@ out=$(request GET "$base/metrics")
 [ "$(status_of "$failed_job")" = pending ] || fail "the admin's retry did not make the job pending"; ok
 [ -s "$artefacts/dashboard.png" ] || fail "no screenshot"; ok
 out=$(request GET "$base/api/history")
-[ "$("$python" -c "import json, sys; print(len(json.loads(sys.stdin.read().split(chr(10), 3)[3])['samples']) > 1)" <<<"$out")" = True ] \
-  || fail "the charts' history holds no samples: $out"; ok
+history() { "$python" -c "import json, sys; h = json.loads(sys.stdin.read().split(chr(10), 3)[3]); print($1)" <<<"$out"; }
+[ "$(history "len(h['samples']) > 1")" = True ] || fail "the charts' history holds no samples: $out"; ok
+# The 3 completed jobs and the failed one were claimed: their wait and run times are in the histograms.
+[ "$(history "h['samples'][-1]['queues']['mail']['run_jobs']")" = 4 ] || fail "the history has no run times: $out"; ok
 kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"
 
 # Beyond loopback: a token is required, and then every request must carry it.

@@ -118,6 +118,17 @@ nlohmann::json to_json(const maintenance_duty &d)
           {"last_error", optional_json(d.last_error)}};
 }
 
+nlohmann::json to_json(const queue_latency &l)
+{
+  return {{"queue", l.queue},
+          {"measure", l.measure},
+          {"jobs", l.jobs},
+          {"sum_seconds", l.sum_seconds},
+          {"p50_seconds", optional_json(l.p50_seconds)},
+          {"p90_seconds", optional_json(l.p90_seconds)},
+          {"p99_seconds", optional_json(l.p99_seconds)}};
+}
+
 void print_table(std::ostream &out, const std::vector<std::string> &header,
                  const std::vector<std::vector<std::string>> &rows)
 {

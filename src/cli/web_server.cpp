@@ -141,7 +141,8 @@ public:
           return {{"role", PQuser(db.native_handle())},
                   {"database", PQdb(db.native_handle())},
                   {"at", format_time(clock::now())},
-                  {"queues", json_array(db.stats())}};
+                  {"queues", json_array(db.stats())},
+                  {"latency", json_array(db.latency())}};
         });
     server.Get("/api/history", [this](const httplib::Request &, httplib::Response &rs) { history(rs); });
     get(server, "/api/jobs", [](connection &db, const httplib::Request &rq) { return list_jobs(db, rq); });
@@ -358,6 +359,14 @@ private:
                            {"oldest_s", s.oldest_runnable_age
                                             ? nlohmann::json(static_cast<double>(s.oldest_runnable_age->count()) / 1e6)
                                             : nlohmann::json(0)}};
+      // Totals of the histograms: the page draws each interval's mean (difference of sums over difference
+      // of counts).
+      for (const queue_latency &l : m_db.latency())
+        if (queues.contains(l.queue))
+        {
+          queues[l.queue][l.measure + "_jobs"] = l.jobs;
+          queues[l.queue][l.measure + "_seconds"] = l.sum_seconds;
+        }
       const double now = std::chrono::duration<double>(clock::now().time_since_epoch()).count();
       return nlohmann::json{{"t", now}, {"queues", queues}};
     }

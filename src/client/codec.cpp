@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include <pgjq/error.hpp>
@@ -20,6 +21,16 @@ std::int64_t parse_int64(std::string_view text)
 }
 
 bool parse_bool(std::string_view text) { return text == "t" || text == "true"; }
+
+double parse_double(std::string_view text)
+{
+  const std::string copy(text); // strtod wants a terminated string; from_chars on doubles needs GCC 11+ anyway
+  char *end = nullptr;
+  const double value = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size())
+    throw error("unexpected number from the server: \"" + copy + "\"", std::string());
+  return value;
+}
 
 namespace
 {

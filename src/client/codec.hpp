@@ -16,6 +16,8 @@ namespace pgjq::detail
 
 std::int64_t parse_int64(std::string_view text);
 bool parse_bool(std::string_view text);
+// A double precision as the server prints it ("0.25", "1.5e-05", "Infinity").
+double parse_double(std::string_view text);
 
 // PostgreSQL array literals: {"a","b"} (quoted and escaped, so any text is safe) and {1,2,3}.
 std::string encode_text_array(const std::vector<std::string> &values);

@@ -339,6 +339,12 @@ std::vector<maintenance_duty> connection::maintenance()
   return read_all(res, detail::read_maintenance_duty);
 }
 
+std::vector<queue_latency> connection::latency()
+{
+  detail::result res = run(calls::latency, {});
+  return read_all(res, detail::read_latency);
+}
+
 std::vector<queue_stats> connection::stats()
 {
   detail::result res = run(calls::stats_all, {});

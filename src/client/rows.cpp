@@ -108,6 +108,20 @@ maintenance_duty read_maintenance_duty(const result &res, int row)
   return d;
 }
 
+queue_latency read_latency(const result &res, int row)
+{
+  queue_latency l;
+  l.queue = res.text(row, 0);
+  l.measure = res.text(row, 1);
+  l.jobs = parse_int64(res.view(row, 2));
+  l.sum_seconds = parse_double(res.view(row, 3));
+  std::optional<double> *percentiles[] = {&l.p50_seconds, &l.p90_seconds, &l.p99_seconds};
+  for (int i = 0; i < 3; ++i)
+    if (!res.is_null(row, 4 + i))
+      *percentiles[i] = parse_double(res.view(row, 4 + i));
+  return l;
+}
+
 queue_stats read_stats(const result &res, int row)
 {
   queue_stats s;

@@ -104,6 +104,11 @@ inline constexpr statement maintenance{
     " LEFT JOIN pgjq.worker_status() w ON w.worker_type = 'maintenance' AND w.datname = d.datname",
     0,
     {}};
+inline constexpr statement latency{"pgjq_latency",
+                                   "SELECT queue_name, measure, jobs, sum_seconds, p50_seconds, p90_seconds,"
+                                   " p99_seconds FROM pgjq.queue_latency ORDER BY queue_name, measure",
+                                   0,
+                                   {}};
 inline constexpr statement stats_all{
     "pgjq_stats_all", "SELECT " PGJQ_STATS_COLUMNS " FROM pgjq.queue_stats ORDER BY queue_name", 0, {}};
 inline constexpr statement stats_one{

@@ -2,6 +2,7 @@
 // shared memory and the launcher.
 #include "core/catalog.hpp"
 #include "core/depth.hpp"
+#include "core/latency.hpp"
 #include "core/privileges.hpp"
 #include "core/queue_cache.hpp"
 #include "core/settings.hpp"
@@ -23,6 +24,7 @@ void request_shmem()
         s_prev_shmem_request();
     RequestAddinShmemSpace(pgjq::worker_shmem_size());
     pgjq::relay_shmem_request();
+    pgjq::latency_shmem_request();
 }
 
 void start_shmem()
@@ -31,6 +33,7 @@ void start_shmem()
         s_prev_shmem_startup();
     pgjq::worker_shmem_startup();
     pgjq::relay_shmem_startup();
+    pgjq::latency_shmem_startup();
 }
 
 }  // namespace
@@ -48,6 +51,7 @@ void _PG_init(void)
     pgjq::register_queue_cache_callback();
     pgjq::register_catalog_callback();
     pgjq::register_depth_callbacks();
+    pgjq::register_latency_callback();
     pgjq::register_transaction_end_callback();
     pgjq::register_privileges_callback();
     pgjq::register_database_commands_hook();

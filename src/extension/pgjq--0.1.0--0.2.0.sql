@@ -461,6 +461,72 @@ CREATE VIEW pgjq.queue_metrics WITH (security_barrier) AS
 COMMENT ON VIEW pgjq.queue_metrics IS 'per queue: totals of finished jobs since creation, unfinished jobs, workers holding jobs, how long the next job has been due; costs the same at any history size';
 GRANT SELECT ON pgjq.queue_metrics TO PUBLIC;
 
+-- Each queue's wait times (from when a finished job's last attempt was due to its claim) and run times
+-- (from that claim to the finish) as histograms, kept in shared memory since the server started: no row is
+-- written for them, and a restart starts them again from zero (needs shared_preload_libraries; else no
+-- rows). Only the queues the caller may read. `le` holds the buckets' upper bounds in seconds (the last
+-- Infinity), `buckets` their cumulative counts, as Prometheus's histograms do.
+CREATE FUNCTION pgjq.latency_histograms(OUT queue_name text, OUT measure text, OUT le double precision[],
+                                        OUT buckets bigint[], OUT jobs bigint, OUT sum_seconds double precision)
+    RETURNS SETOF record LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'pgjq_latency_histograms';
+GRANT EXECUTE ON FUNCTION pgjq.latency_histograms() TO PUBLIC;
+
+-- The q-quantile (0 to 1) of a histogram given as upper bounds `le` (the last Infinity) and cumulative
+-- counts `buckets`, interpolated linearly within its bucket as Prometheus's histogram_quantile does: an
+-- estimate whose error is at most the width of that bucket. NULL for an empty histogram; in the last
+-- (unbounded) bucket, the largest finite bound.
+CREATE FUNCTION pgjq.histogram_quantile(q double precision, le double precision[], buckets bigint[])
+    RETURNS double precision LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    n integer := cardinality(le);
+    total bigint;
+    rank double precision;
+    below bigint := 0;
+    lower double precision := 0;
+BEGIN
+    IF q IS NULL OR q < 0 OR q > 1 OR q <> q THEN
+        RAISE EXCEPTION 'q must be between 0 and 1, not %', q USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF n IS NULL OR n < 1 OR n <> cardinality(buckets) THEN
+        RAISE EXCEPTION 'le and buckets must be non-empty arrays of the same length'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    total := buckets[n];
+    IF total IS NULL OR total <= 0 THEN
+        RETURN NULL;
+    END IF;
+    rank := q * total;
+    FOR i IN 1 .. n LOOP
+        IF buckets[i] >= rank THEN
+            IF le[i] = 'Infinity' THEN
+                RETURN CASE WHEN i > 1 THEN le[i - 1] END;
+            END IF;
+            IF buckets[i] = below THEN
+                RETURN lower;
+            END IF;
+            RETURN lower + (le[i] - lower) * (rank - below) / (buckets[i] - below);
+        END IF;
+        below := buckets[i];
+        lower := le[i];
+    END LOOP;
+    RETURN lower;
+END;
+$$;
+GRANT EXECUTE ON FUNCTION pgjq.histogram_quantile(double precision, double precision[], bigint[]) TO PUBLIC;
+
+CREATE VIEW pgjq.queue_latency WITH (security_barrier) AS
+    SELECT q.queue_name, h.measure, h.jobs, h.sum_seconds / nullif(h.jobs, 0) AS mean_seconds,
+           pgjq.histogram_quantile(0.5, h.le, h.buckets) AS p50_seconds,
+           pgjq.histogram_quantile(0.9, h.le, h.buckets) AS p90_seconds,
+           pgjq.histogram_quantile(0.99, h.le, h.buckets) AS p99_seconds,
+           h.sum_seconds, h.le, h.buckets
+      FROM pgjq.queues q
+      JOIN pgjq.latency_histograms() h ON h.queue_name = q.queue_name
+     WHERE pgjq.may_read_queue(q.queue_name);
+COMMENT ON VIEW pgjq.queue_latency IS 'per queue and measure (wait: due to claimed; run: claimed to finished), of the jobs finished since the server started: count, mean and percentiles in seconds (estimated from the histogram buckets le/buckets, cumulative); kept in shared memory, no row read';
+GRANT SELECT ON pgjq.queue_latency TO PUBLIC;
+
 -- The same figures in the Prometheus text exposition format (for a scrape endpoint, e.g. `pgjq metrics
 -- --listen`): per queue the caller may read, job counts by state, totals by final status, workers and the
 -- next job's age; with admin or observer on every queue, the maintenance
@@ -468,6 +534,7 @@ GRANT SELECT ON pgjq.queue_metrics TO PUBLIC;
 CREATE FUNCTION pgjq.metrics() RETURNS text LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     queues text;
+    latencies text;
     duties text;
 BEGIN
     -- A role that may read no queue has no pgjq capability: refused, as every function refuses it.
@@ -505,6 +572,20 @@ BEGIN
       FROM (SELECT place, format(E'# HELP %s %s\n# TYPE %s %s\n', family, help, family, kind)
                           || string_agg(format(E'%s{%s} %s\n', family, labels, value), '' ORDER BY labels) AS block
               FROM samples GROUP BY place, family, help, kind) b;
+    -- The wait and run time histograms (since the server started), one block per measure.
+    SELECT string_agg(format(E'# HELP pgjq_job_%s_seconds %s\n# TYPE pgjq_job_%s_seconds histogram\n', measure,
+                             CASE measure WHEN 'wait' THEN 'Seconds from when a finished job''s last attempt was due to its claim (jobs finished since the server started).'
+                                          ELSE 'Seconds from a finished job''s claim to its finish (jobs finished since the server started).' END,
+                             measure) || lines, '' ORDER BY measure) INTO latencies
+      FROM (SELECT l.measure,
+                   string_agg((SELECT string_agg(format(E'pgjq_job_%s_seconds_bucket{queue="%s",le="%s"} %s\n', l.measure,
+                                                        l.queue_name, CASE WHEN b.le = 'Infinity' THEN '+Inf' ELSE b.le::text END,
+                                                        b.n), '' ORDER BY b.i)
+                                 FROM unnest(l.le, l.buckets) WITH ORDINALITY b(le, n, i))
+                              || format(E'pgjq_job_%s_seconds_sum{queue="%s"} %s\npgjq_job_%s_seconds_count{queue="%s"} %s\n',
+                                        l.measure, l.queue_name, l.sum_seconds, l.measure, l.queue_name, l.jobs),
+                              '' ORDER BY l.queue_name) AS lines
+              FROM pgjq.queue_latency l GROUP BY l.measure) m;
     -- The maintenance duties, for those who may see them (admin or observer on every queue). A database's
     -- name may hold any character: escaped as the format requires.
     BEGIN
@@ -524,7 +605,7 @@ BEGIN
     EXCEPTION WHEN insufficient_privilege THEN
         duties := NULL;  -- not for this role: the queues' figures are all it gets
     END;
-    RETURN coalesce(queues, '') || coalesce(duties, '');
+    RETURN coalesce(queues, '') || coalesce(latencies, '') || coalesce(duties, '');
 END;
 $$;
 GRANT EXECUTE ON FUNCTION pgjq.metrics() TO PUBLIC;

@@ -4,6 +4,8 @@
 // PGJQ_TEST_SEED=N repeats a run; the seed is printed when a case fails.
 #include "fixture.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <memory>
 #include <random>
 
@@ -148,6 +150,24 @@ BOOST_AUTO_TEST_CASE(bigint_arrays_round_trip_through_the_servers_printer)
     const std::string printed = db.single("SELECT $1::bigint[]::text", detail::encode_int64_array(values));
     BOOST_TEST(detail::decode_int64_array(printed) == values, "seed " << seed() << ": " << printed);
   }
+}
+
+BOOST_AUTO_TEST_CASE(doubles_are_read_as_the_server_prints_them)
+{
+  server db;
+  std::mt19937_64 random(seed());
+  for (int round = 0; round < k_rounds / 5; ++round)
+  {
+    const double value = std::ldexp(std::uniform_real_distribution<double>(-1, 1)(random),
+                                    std::uniform_int_distribution<int>(-40, 40)(random));
+    char literal[64];
+    std::snprintf(literal, sizeof literal, "%.17g", value);
+    const std::string printed = db.single("SELECT $1::float8::text", literal);
+    BOOST_TEST(detail::parse_double(printed) == value, "seed " << seed() << ": " << printed);
+  }
+  BOOST_TEST(std::isinf(detail::parse_double("Infinity")));
+  BOOST_CHECK_THROW(detail::parse_double("1.5x"), pgjq::error);
+  BOOST_CHECK_THROW(detail::parse_double(""), pgjq::error);
 }
 
 BOOST_AUTO_TEST_CASE(timestamps_reach_the_server_to_the_microsecond_whatever_its_time_zone)

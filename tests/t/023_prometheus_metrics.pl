@@ -56,6 +56,9 @@ for my $role ('postgres', 'monitoring', 'mailer')
 		unlike($text, qr/pgjq_maintenance_duty/, 'and not the maintenance duties');
 		like($text, qr/^pgjq_jobs_finished_total\{queue="mail",status="completed"\} 2$/m,
 			'the totals are the queue\'s real ones');
+		like($text, qr/^pgjq_job_run_seconds_bucket\{queue="mail",le="\+Inf"\} 2$/m,
+			'the run time histogram counts the completed jobs');
+		like($text, qr/^pgjq_job_wait_seconds_count\{queue="mail"\} 2$/m, 'and so does the wait time one');
 	}
 	else
 	{

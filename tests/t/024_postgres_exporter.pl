@@ -52,6 +52,8 @@ like($text, qr/^pgjq_queue_completed_total\{[^}]*queue="mail"[^}]*\} 2$/m, 'the 
 like($text, qr/^pgjq_queue_unfinished\{[^}]*queue="mail"[^}]*\} 1$/m, 'and its unfinished jobs');
 like($text, qr/^pgjq_queue_jobs_pending\{[^}]*queue="mail"[^}]*\} 1$/m, 'and its jobs by state');
 like($text, qr/^pgjq_queue_completed_total\{[^}]*queue="default"/m, 'for every queue the observer may read');
+like($text, qr/^pgjq_latency_jobs_total\{[^}]*measure="run"[^}]*queue="mail"[^}]*\} 2$/m,
+	'and the times of its finished jobs');
 
 my ($check_out, $check_err) = ('', '');
 my @ours = grep { /pgjq_/ } split /\n/, $text;    # the exporter's own families are its business

@@ -77,6 +77,10 @@ async function refreshQueues() {
   document.getElementById('updated').textContent = `updated ${o.at}`;
   const now = Date.now();
   const before = view.previous;
+  const latency = (queue, measure) => {
+    const l = o.latency.find((x) => x.queue === queue && x.measure === measure);
+    return l && l.jobs > 0 ? `${age(l.p50_seconds)} / ${age(l.p99_seconds)}` : '-';
+  };
   fill('queues', o.queues.map((q) => {
     const was = before && before.queues[q.queue];
     const elapsed = before ? (now - before.at) / 1000 : 0;
@@ -86,6 +90,7 @@ async function refreshQueues() {
       el('td', {}, el('button', { class: 'link', type: 'button', onclick: () => select(q.queue) }, q.queue)),
       num(q.pending), num(q.scheduled + q.waiting), num(q.claimed + q.running), num(rate('completed')),
       num(rate('failed')), num(q.completed), num(q.failed), num(q.cancelled), num(age(q.oldest_runnable_age_seconds)),
+      num(latency(q.queue, 'wait')), num(latency(q.queue, 'run')),
       cell(q.paused ? 'paused' : 'active'),
       el('td', {}, el('button', {
         type: 'button', 'data-action': verb, 'data-queue': q.queue,
@@ -135,6 +140,12 @@ async function refreshCharts() {
     const was = h.samples[i];
     return [s.t, Math.max(0, total(s, (q) => q[key]) - total(was, (q) => q[key])) / Math.max(1e-9, s.t - was.t)];
   });
+  // Each interval's mean time of the jobs that finished in it: the histograms' sums and counts differenced.
+  const mean = (measure) => h.samples.slice(1).flatMap((s, i) => {
+    const jobs = total(s, (q) => q[`${measure}_jobs`] || 0) - total(h.samples[i], (q) => q[`${measure}_jobs`] || 0);
+    const seconds = total(s, (q) => q[`${measure}_seconds`] || 0) - total(h.samples[i], (q) => q[`${measure}_seconds`] || 0);
+    return jobs > 0 ? [[s.t, seconds / jobs]] : [];
+  });
   document.getElementById('chart-scope').textContent = view.queue ? `(queue ${view.queue})` : '(all queues)';
   document.getElementById('charts').replaceChildren(
     chart('Waiting to run', 'jobs', [{ name: 'due now', points: series((q) => q.pending) },
@@ -142,7 +153,8 @@ async function refreshCharts() {
     chart('Running', 'jobs', [{ name: 'claimed or running', points: series((q) => q.in_flight) }]),
     chart('Throughput', 'jobs/s', [{ name: 'completed/s', points: rate('completed') },
                                    { name: 'failed/s', points: rate('failed') }]),
-    chart('Latency', 's', [{ name: 'oldest due job waiting', points: h.samples.map((s) => [s.t, Math.max(0, ...pick(s).map((q) => q.oldest_s))]) }]));
+    chart('Latency', 's', [{ name: 'mean wait', points: mean('wait') }, { name: 'mean run', points: mean('run') },
+                           { name: 'oldest due', points: h.samples.map((s) => [s.t, Math.max(0, ...pick(s).map((q) => q.oldest_s))]) }]));
 }
 
 async function refreshJobs() {

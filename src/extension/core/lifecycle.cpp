@@ -6,6 +6,7 @@
 #include "core/catalog.hpp"
 #include "core/depth.hpp"
 #include "core/job_columns.hpp"
+#include "core/latency.hpp"
 #include "core/limits.hpp"
 #include "core/queue_cache.hpp"
 #include "core/refusals.hpp"
@@ -50,15 +51,21 @@ namespace pgjq {
 #define ADDED_VALUES ", enqueued_by, CASE WHEN $6 IS NULL THEN claimed_by ELSE $8 END, group_key, depends_on, timeout"
 // What moved: how many, their ids, and their queues for the depth counters: the one queue of them all
 // (the usual case), or, when they span several, every job's queue name (counted by archive_jobs); then
-// the groups the jobs with a group key leave (0.1.0 has none).
+// the groups the jobs with a group key leave and the jobs' times (0.1.0 has neither).
 #define MOVED_BY_QUEUE " (SELECT queue_name, count(*) AS n FROM done GROUP BY queue_name) g"
 #define RETURN_MOVED_COLUMNS(groups)                                                                   \
     " SELECT count(*), coalesce(array_agg(id), '{}'), min(queue_name),"                                \
     "        CASE WHEN min(queue_name) <> max(queue_name) THEN array_agg(queue_name) END" groups
+// From 0.2.0, also each job's wait (due to claimed) and run (claimed to now) times in seconds, for the
+// histograms of core/latency.hpp: NULL for a job this attempt never claimed. A job claimed in this
+// transaction (claim_in_transaction) was claimed at now().
+#define CLAIM_TIME "CASE WHEN $6 IS NOT NULL THEN now() WHEN status IN ('claimed', 'running') THEN claimed_at END"
 #define GROUPS_CURRENT                                                                                 \
     ", array_agg(queue_name) FILTER (WHERE group_key IS NOT NULL),"                                     \
-    "  array_agg(group_key) FILTER (WHERE group_key IS NOT NULL)"
-#define GROUPS_LEGACY ", NULL::text[], NULL::text[]"
+    "  array_agg(group_key) FILTER (WHERE group_key IS NOT NULL),"                                      \
+    "  array_agg(pg_catalog.date_part('epoch', " CLAIM_TIME " - run_at)),"                              \
+    "  array_agg(pg_catalog.date_part('epoch', statement_timestamp() - " CLAIM_TIME "))"
+#define GROUPS_LEGACY ", NULL::text[], NULL::text[], NULL::float8[], NULL::float8[]"
 #define RETURN_MOVED(groups) RETURN_MOVED_COLUMNS(groups) " FROM done"
 // Completion while some queue has keep_completed = false: their jobs are deleted without a history row,
 // and their pgjq_job_finished notices are sent by archive_jobs, since no insert into finished_jobs fires
@@ -207,9 +214,9 @@ uint64 archive_jobs(const archive_request& r, Datum* moved)
     if (moved)
         *moved = SPI_getbinval(row, desc, 2, &isnull);
     bool none_discarded = true;
-    Datum discarded_ids = discarding ? SPI_getbinval(row, desc, 7, &none_discarded) : (Datum) 0;
+    Datum discarded_ids = discarding ? SPI_getbinval(row, desc, 9, &none_discarded) : (Datum) 0;
     if (!none_discarded)
-        announce_discarded(DatumGetArrayTypeP(discarded_ids), DatumGetArrayTypeP(SPI_getbinval(row, desc, 8, &isnull)),
+        announce_discarded(DatumGetArrayTypeP(discarded_ids), DatumGetArrayTypeP(SPI_getbinval(row, desc, 10, &isnull)),
                            r.status);
     // The groups the jobs left, and the jobs that may have dependents: settled at commit.
     bool no_groups;
@@ -218,10 +225,14 @@ uint64 archive_jobs(const archive_request& r, Datum* moved)
         note_groups_left(DatumGetArrayTypeP(group_queues), DatumGetArrayTypeP(SPI_getbinval(row, desc, 6, &isnull)));
     if (count > 0 && !legacy && dependencies_in_use())
         note_finished(SPI_getbinval(row, desc, 2, &isnull));
-    // Last: it may run a statement of its own (the row stays valid until SPI_finish).
-    bool none_moved, one_queue;
+    bool none_moved, one_queue, no_times;
     Datum queue = SPI_getbinval(row, desc, 3, &none_moved);
     Datum every_queue = SPI_getbinval(row, desc, 4, &one_queue);
+    Datum waits = SPI_getbinval(row, desc, 7, &no_times);
+    if (!none_moved && !no_times)
+        note_latencies(queue, one_queue ? nullptr : DatumGetArrayTypeP(every_queue), DatumGetArrayTypeP(waits),
+                       DatumGetArrayTypeP(SPI_getbinval(row, desc, 8, &isnull)));
+    // Last: it may run a statement of its own (the row stays valid until SPI_finish).
     if (!none_moved)
         count_moved_by_queue(queue, !one_queue, every_queue, count, legacy ? nullptr : r.status, writes_depth);
     return static_cast<uint64>(count);

@@ -2,6 +2,7 @@
 // PostgreSQL's port.h redefines snprintf and friends that <cstdio> would otherwise #undef.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -23,6 +24,7 @@ extern "C" {
 #include "commands/extension.h"
 #include "commands/trigger.h"
 #include "commands/vacuum.h"
+#include "common/hashfn.h"
 #include "common/pg_prng.h"
 #include "executor/spi.h"
 #include "fmgr.h"

@@ -2,6 +2,7 @@
 #include "core/transaction_end.hpp"
 
 #include "core/depth.hpp"
+#include "core/latency.hpp"
 #include "core/pg.hpp"
 #include "core/waiting_jobs.hpp"
 
@@ -16,10 +17,15 @@ void at_transaction_end(XactEvent event, void*)
         pgjq::write_depth_ledger();
         break;
     case XACT_EVENT_COMMIT:
+        pgjq::publish_latencies();
+        pgjq::forget_waiting_jobs_ledger();
+        pgjq::forget_depth_ledger();
+        break;
     case XACT_EVENT_PARALLEL_COMMIT:
     case XACT_EVENT_ABORT:
     case XACT_EVENT_PARALLEL_ABORT:
     case XACT_EVENT_PREPARE:
+        pgjq::forget_latencies();
         pgjq::forget_waiting_jobs_ledger();
         pgjq::forget_depth_ledger();
         break;

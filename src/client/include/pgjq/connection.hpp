@@ -167,6 +167,8 @@ public:
   // Every maintenance duty of every database pgjq serves (needs admin or observer on every queue).
   std::vector<maintenance_duty> maintenance();
   std::vector<queue_stats> stats();
+  // pgjq.queue_latency (0.2.0): wait and run times per queue the role may read.
+  std::vector<queue_latency> latency();
   std::optional<queue_stats> stats(const std::string &queue);
 
   // Administration -----------------------------------------------------------------------------------

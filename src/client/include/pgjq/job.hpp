@@ -140,6 +140,18 @@ struct queue_options
   std::optional<std::chrono::microseconds> job_timeout;
 };
 
+// One row of the pgjq.queue_latency view (0.2.0): a queue's wait (due to claimed) or run (claimed to
+// finished) times of the jobs finished since the server started; percentiles are estimated from histogram
+// buckets (empty: no job yet).
+struct queue_latency
+{
+  std::string queue;
+  std::string measure; // "wait" or "run"
+  std::int64_t jobs = 0;
+  double sum_seconds = 0;
+  std::optional<double> p50_seconds, p90_seconds, p99_seconds;
+};
+
 // One row of the pgjq.queue_stats view.
 struct queue_stats
 {

@@ -116,6 +116,7 @@ int main(int argc, char **argv)
       c.depths = {1000, 10000}, c.depth_samples = 50, c.snapshot_finished = 10000;
       c.bigtx_sizes = {1, 100, 10000}, c.bigtx_min_calls = 1000;
       c.group_keys = {1000, 10000};
+      c.stats_history = {1000, 100000};
     }
     else
     {
@@ -169,7 +170,8 @@ int main(int argc, char **argv)
     const std::pair<const char *, fn> plan[] = {
         {"enqueue", scenario_enqueue},   {"drain", scenario_drain},     {"e2e", scenario_e2e},
         {"steady", scenario_steady},     {"latency", scenario_latency}, {"depth", scenario_depth},
-        {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx},     {"groups", scenario_groups}};
+        {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx},     {"groups", scenario_groups},
+        {"stats", scenario_stats}};
     for (const auto &[name, run] : plan)
     {
       if (!c.wants(name))

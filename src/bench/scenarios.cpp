@@ -645,4 +645,63 @@ void scenario_groups(driver &d, const config &c, results &r)
   }
 }
 
+// Statistics (pgjq only): what reading a queue's figures costs with 10 000 and 10 000 000 finished jobs in
+// the history. The views of 0.2.0 read counters and shared memory, so they should cost the same at both
+// sizes; beside them, the count by status over the history that 0.1.0's queue_stats made (and that
+// dashboards of other queues make), for scale. The history is written straight into pgjq.finished_jobs, with
+// triggers off (no notices for jobs that never ran).
+void scenario_stats(driver &d, const config &c, results &r)
+{
+  if (d.name() != "pgjq")
+    return;
+  const std::pair<const char *, const char *> reads[] = {
+      // Every column is used, so that the planner cannot skip the subqueries behind one.
+      {"queue_metrics", "SELECT sum(unfinished + completed + failed + cancelled + workers"
+                        " + coalesce(extract(epoch FROM next_job_age), 0) + paused::int) FROM pgjq.queue_metrics"},
+      {"queue_latency", "SELECT sum(jobs + coalesce(mean_seconds + p50_seconds + p90_seconds + p99_seconds, 0))"
+                        " FROM pgjq.queue_latency"},
+      {"metrics", "SELECT length(pgjq.metrics())"},
+      {"history_count", "SELECT count(*) FROM (SELECT status, count(*) FROM pgjq.finished_jobs"
+                        " WHERE queue_name = 'default' GROUP BY status) s"}};
+  for (const std::int64_t history : c.stats_history)
+  {
+    d.reset();
+    pg_session &db = d.admin();
+    db.exec("SET session_replication_role = replica");
+    for (std::int64_t first = 1; first <= history; first += 1000000)
+    {
+      const std::int64_t last = std::min(history, first + 999999);
+      db.exec("INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, run_at,"
+              " events_count, worker_id, claimed_at, created_at, started_at, completed_at, finished_at, attempts,"
+              " max_attempts) SELECT 1000000000000 + g, 'default', 't', 100, 'completed', '{}', now(), 0, 'w',"
+              " now(), now(), now(), now(), now(), 1, 5 FROM generate_series(" +
+              std::to_string(first) + ", " + std::to_string(last) + ") g");
+    }
+    db.exec("RESET session_replication_role");
+    d.vacuum_analyze();
+    checkpoint(d);
+    const std::string hs = std::to_string(history);
+    for (const auto &[name, sql] : reads)
+    {
+      std::vector<double> ms;
+      const int samples = std::string(name) == "history_count" ? std::max(3, c.depth_samples / 20) : c.depth_samples;
+      for (int i = 0; i < samples; ++i)
+      {
+        const auto t0 = steady::now();
+        db.scalar(sql);
+        ms.push_back(seconds_between(t0, steady::now()) * 1e3);
+      }
+      progress(d, "stats: %s with %lld finished jobs: %.3f ms (median of %d)", name, static_cast<long long>(history),
+               median_of(ms), samples);
+      r.add(std::string("stats_") + name + "_" + hs,
+            std::string("read ") + (std::string(name) == "metrics" ? "pgjq.metrics()"
+                                    : std::string(name) == "history_count"
+                                        ? "a count by status over the history (0.1.0's queue_stats)"
+                                        : "pgjq." + std::string(name)) +
+                ", " + hs + " finished jobs",
+            "ms", false, d.name(), summarize(ms), std::to_string(samples) + " samples");
+    }
+  }
+}
+
 } // namespace pgjq::bench

@@ -41,8 +41,9 @@ struct config
   std::vector<std::int64_t> bigtx_sizes{1, 100, 10000, 100000}; // calls per transaction
   std::int64_t bigtx_min_calls = 10000;                         // smaller transactions are repeated to this
   std::vector<std::int64_t> group_keys{1000, 100000};           // the groups scenario's sizes
-  std::set<std::string> scenarios{"enqueue", "drain",    "e2e",   "steady", "latency",
-                                  "depth",   "snapshot", "bigtx", "groups"};
+  std::vector<std::int64_t> stats_history{10000, 10000000};     // the stats scenario's finished jobs
+  std::set<std::string> scenarios{"enqueue", "drain",  "e2e",   "steady", "latency", "depth",
+                                  "snapshot", "bigtx", "groups", "stats"};
 
   bool wants(const std::string &s) const { return scenarios.count(s) > 0; }
 };
@@ -84,5 +85,6 @@ void scenario_depth(driver &d, const config &c, results &r);
 void scenario_snapshot(driver &d, const config &c, results &r);
 void scenario_bigtx(driver &d, const config &c, results &r);
 void scenario_groups(driver &d, const config &c, results &r);
+void scenario_stats(driver &d, const config &c, results &r);
 
 } // namespace pgjq::bench

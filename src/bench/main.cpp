@@ -113,7 +113,7 @@ int main(int argc, char **argv)
       c.enqueue_single_jobs = 2000, c.enqueue_b100_jobs = 20000, c.enqueue_b1000_jobs = 20000;
       c.drain_jobs_b1 = 2000, c.drain_jobs_b10 = 10000, c.drain_jobs_b100 = 20000;
       c.e2e_jobs = 10000, c.steady_seconds = 5, c.steady_runs = 1, c.latency_jobs = 200;
-      c.depths = {1000, 10000}, c.depth_samples = 50, c.snapshot_finished = 10000;
+      c.depths = {1000, 10000}, c.depth_samples = 50, c.snapshot_finished = {1000, 10000};
       c.bigtx_sizes = {1, 100, 10000}, c.bigtx_min_calls = 1000;
       c.group_keys = {1000, 10000};
       c.stats_history = {1000, 100000};
@@ -152,6 +152,9 @@ int main(int argc, char **argv)
     std::string depths;
     for (const std::int64_t d : c.depths)
       depths += (depths.empty() ? "" : "/") + n(d);
+    std::string held;
+    for (const std::int64_t k : c.snapshot_finished)
+      held += (held.empty() ? "" : "/") + n(k);
     std::string bigtx;
     for (const std::int64_t k : c.bigtx_sizes)
       bigtx += (bigtx.empty() ? "" : "/") + n(k);
@@ -161,7 +164,7 @@ int main(int argc, char **argv)
                      " jobs (batch 1/10/100); end to end " + n(c.e2e_jobs) + " jobs; steady " + n(c.steady_runs) +
                      " x " + n(c.steady_seconds) + " s; latency " + n(c.latency_jobs) + " jobs; depth " + depths +
                      " pending, " + n(c.depth_samples) + " samples per run; old snapshot after " +
-                     n(c.snapshot_finished) + " finished jobs; big transactions of " + bigtx + " calls.");
+                     held + " finished jobs; big transactions of " + bigtx + " calls.");
     for (const std::string &h : header)
       std::fprintf(stderr, "%s\n", h.c_str());
 

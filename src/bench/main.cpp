@@ -163,18 +163,18 @@ int main(int argc, char **argv)
                      n(c.drain_jobs_b1) + "/" + n(c.drain_jobs_b10) + "/" + n(c.drain_jobs_b100) +
                      " jobs (batch 1/10/100); end to end " + n(c.e2e_jobs) + " jobs; steady " + n(c.steady_runs) +
                      " x " + n(c.steady_seconds) + " s; latency " + n(c.latency_jobs) + " jobs; depth " + depths +
-                     " pending, " + n(c.depth_samples) + " samples per run; old snapshot after " +
-                     held + " finished jobs; big transactions of " + bigtx + " calls.");
+                     " pending, " + n(c.depth_samples) + " samples per run; old snapshot after " + held +
+                     " finished jobs; big transactions of " + bigtx + " calls.");
     for (const std::string &h : header)
       std::fprintf(stderr, "%s\n", h.c_str());
 
     results r;
     using fn = void (*)(driver &, const config &, results &);
-    const std::pair<const char *, fn> plan[] = {
-        {"enqueue", scenario_enqueue},   {"drain", scenario_drain},     {"e2e", scenario_e2e},
-        {"steady", scenario_steady},     {"latency", scenario_latency}, {"depth", scenario_depth},
-        {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx},     {"groups", scenario_groups},
-        {"stats", scenario_stats}};
+    const std::pair<const char *, fn> plan[] = {{"enqueue", scenario_enqueue},   {"drain", scenario_drain},
+                                                {"e2e", scenario_e2e},           {"steady", scenario_steady},
+                                                {"latency", scenario_latency},   {"depth", scenario_depth},
+                                                {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx},
+                                                {"groups", scenario_groups},     {"stats", scenario_stats}};
     for (const auto &[name, run] : plan)
     {
       if (!c.wants(name))

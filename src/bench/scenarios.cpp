@@ -716,10 +716,10 @@ void scenario_stats(driver &d, const config &c, results &r)
       progress(d, "stats: %s with %lld finished jobs: %.3f ms (median of %d)", name, static_cast<long long>(history),
                median_of(ms), samples);
       r.add(std::string("stats_") + name + "_" + hs,
-            std::string("read ") + (std::string(name) == "metrics" ? "pgjq.metrics()"
-                                    : std::string(name) == "history_count"
-                                        ? "a count by status over the history (0.1.0's queue_stats)"
-                                        : "pgjq." + std::string(name)) +
+            std::string("read ") +
+                (std::string(name) == "metrics"         ? "pgjq.metrics()"
+                 : std::string(name) == "history_count" ? "a count by status over the history (0.1.0's queue_stats)"
+                                                        : "pgjq." + std::string(name)) +
                 ", " + hs + " finished jobs",
             "ms", false, d.name(), summarize(ms), std::to_string(samples) + " samples");
     }

@@ -36,14 +36,14 @@ struct config
   int latency_jobs = 2000;
   int latency_gap_ms = 10; // each enqueue waits U(0, gap) ms after the worker went idle
   std::vector<std::int64_t> depths{1000, 100000, 1000000};
-  int depth_samples = 200; // per run and depth
+  int depth_samples = 200;                                             // per run and depth
   std::vector<std::int64_t> snapshot_finished{10000, 100000, 1000000}; // jobs finished under the old snapshot
-  std::vector<std::int64_t> bigtx_sizes{1, 100, 10000, 100000}; // calls per transaction
-  std::int64_t bigtx_min_calls = 10000;                         // smaller transactions are repeated to this
-  std::vector<std::int64_t> group_keys{1000, 100000};           // the groups scenario's sizes
-  std::vector<std::int64_t> stats_history{10000, 10000000};     // the stats scenario's finished jobs
-  std::set<std::string> scenarios{"enqueue", "drain",  "e2e",   "steady", "latency", "depth",
-                                  "snapshot", "bigtx", "groups", "stats"};
+  std::vector<std::int64_t> bigtx_sizes{1, 100, 10000, 100000};        // calls per transaction
+  std::int64_t bigtx_min_calls = 10000;                                // smaller transactions are repeated to this
+  std::vector<std::int64_t> group_keys{1000, 100000};                  // the groups scenario's sizes
+  std::vector<std::int64_t> stats_history{10000, 10000000};            // the stats scenario's finished jobs
+  std::set<std::string> scenarios{"enqueue", "drain",    "e2e",   "steady", "latency",
+                                  "depth",   "snapshot", "bigtx", "groups", "stats"};
 
   bool wants(const std::string &s) const { return scenarios.count(s) > 0; }
 };

@@ -101,6 +101,10 @@ out=$(request GET "$base/api/jobs/999999")
 [ "$(status "$out")" = 404 ] || fail "an unknown job: $out"; ok
 out=$(request GET "$base/api/jobs?state=sleeping")
 [ "$(status "$out")" = 400 ] && grep -q 'unknown job status' <<<"$out" || fail "a bad state: $out"; ok
+out=$(request GET "$base/api/jobs?limit=many")
+[ "$(status "$out")" = 400 ] && grep -q 'whole numbers' <<<"$out" || fail "a limit that is no number: $out"; ok
+out=$(request GET "$base/api/jobs?limit=0")
+[ "$(status "$out")" = 400 ] || fail "a limit out of bounds: $out"; ok
 out=$(request GET "$base/metrics")
 /usr/bin/promtool check metrics <<<"$(tail -n +4 <<<"$out")" >/dev/null 2>&1 || fail "the served metrics: $out"; ok
 "$python" scripts/web_browser_test.py admin "$url" "$failed_job" "$artefacts/dashboard.png" || fail "the admin's page (above)"

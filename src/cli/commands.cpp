@@ -2,7 +2,6 @@
 // server: each command is one or a few calls of the C++ client.
 #include "commands.hpp"
 
-#include "http_serving.hpp"
 #include "output.hpp"
 
 #include <iomanip>
@@ -117,6 +116,19 @@ int print_list(const options &o, const std::vector<Item> &items, const std::vect
 }
 
 } // namespace
+
+failure classify(const std::exception &e)
+{
+  if (dynamic_cast<const job_not_found *>(&e) || dynamic_cast<const unknown_queue *>(&e))
+    return failure::not_found;
+  if (dynamic_cast<const permission_denied *>(&e))
+    return failure::denied;
+  if (dynamic_cast<const bad_argument *>(&e))
+    return failure::usage;
+  if (dynamic_cast<const connection_lost *>(&e))
+    return failure::unavailable;
+  return failure::failed;
+}
 
 int run_command(const options &o, const std::function<int(connection &)> &command)
 {

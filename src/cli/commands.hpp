@@ -4,6 +4,7 @@
 
 #include <pgjq/client.hpp>
 
+#include <exception>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,6 +18,17 @@ constexpr int k_exit_failed = 1;
 constexpr int k_exit_usage = 2;
 constexpr int k_exit_not_found = 3;
 constexpr int k_exit_denied = 4;
+
+// Which failure an exception is, for the exit code (run_command) or the HTTP status (http_status_of).
+enum class failure
+{
+  not_found,   // no such job or queue (or this role may not see it)
+  denied,      // the role lacks the capability
+  usage,       // a bad argument
+  unavailable, // the session to the server is lost
+  failed       // anything else
+};
+failure classify(const std::exception &e);
 
 struct options
 {

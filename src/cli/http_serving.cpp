@@ -1,27 +1,12 @@
 // http_serving.cpp: see http_serving.hpp.
 #include "http_serving.hpp"
 
-#include "commands.hpp"
-
 #include <iostream>
 #include <pthread.h>
 #include <thread>
 
 namespace pgjq::cli
 {
-
-failure classify(const std::exception &e)
-{
-  if (dynamic_cast<const job_not_found *>(&e) || dynamic_cast<const unknown_queue *>(&e))
-    return failure::not_found;
-  if (dynamic_cast<const permission_denied *>(&e))
-    return failure::denied;
-  if (dynamic_cast<const bad_argument *>(&e))
-    return failure::usage;
-  if (dynamic_cast<const connection_lost *>(&e))
-    return failure::unavailable;
-  return failure::failed;
-}
 
 int http_status_of(failure f)
 {

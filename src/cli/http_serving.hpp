@@ -1,28 +1,19 @@
 // http_serving.hpp: what `pgjq metrics --listen` and `pgjq web` share: reading HOST:PORT, stopping on SIGINT or
-// SIGTERM, and the category of an error (one home for "which failure is which", for exit codes and HTTP
-// statuses alike).
+// SIGTERM, and the HTTP status of a failure (commands.hpp's classify says which failure it is).
 #pragma once
+
+#include "commands.hpp"
 
 #include <httplib.h>
 
 #include <csignal>
-#include <exception>
 #include <optional>
 #include <string>
 
 namespace pgjq::cli
 {
 
-// How a command's failure is reported: by exit code (commands.hpp) or HTTP status (http_status_of).
-enum class failure
-{
-  not_found,   // no such job or queue (or this role may not see it)
-  denied,      // the role lacks the capability
-  usage,       // a bad argument
-  unavailable, // the session to the server is lost
-  failed       // anything else
-};
-failure classify(const std::exception &e);
+// The HTTP status a failure answers with.
 int http_status_of(failure f);
 
 struct listen_address

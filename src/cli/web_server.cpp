@@ -214,7 +214,7 @@ public:
       {
         m_samples.push_back(std::move(*taken));
         const double oldest =
-            (*m_samples.back().find("t")).get<double>() - std::chrono::duration<double>(k_history_span).count();
+            m_samples.back()["t"].get<double>() - std::chrono::duration<double>(k_history_span).count();
         while (m_samples.front()["t"].get<double>() < oldest)
           m_samples.pop_front();
       }

@@ -115,6 +115,8 @@ is($node->safe_psql('postgres', q{SELECT pgjq.histogram_quantile(0.5, '{1, 2, In
 	'1.5', 'a quantile is interpolated within its bucket');
 ($ret, $out, $err) = $node->psql('postgres', q{SELECT pgjq.histogram_quantile(1.5, '{1}', '{1}')});
 like($err, qr/q must be between 0 and 1/, 'a quantile outside 0-1 is refused');
+($ret, $out, $err) = $node->psql('postgres', q{SELECT pgjq.histogram_quantile(0.5, '{1, Infinity}', '{1}')});
+like($err, qr/le and buckets must be non-empty arrays of the same length/, 'and so are bounds and counts that do not match');
 
 # Shared memory: a restart starts the histograms again (the totals of queue_metrics stay exact).
 $node->restart;

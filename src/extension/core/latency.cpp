@@ -1,8 +1,9 @@
 // latency.cpp: the wait and run time histograms (see latency.hpp). Shared memory holds a fixed table of
 // k_latency_slots histograms, one per database and queue, found by open addressing; a slot is taken under
 // the exclusive lock, and counted into under the shared lock with atomic adds, so committing transactions
-// of different queues (or the same) never wait on each other. A table that is full drops the times of new
-// queues and counts them (rare: it holds k_latency_slots queues across all databases since the start).
+// of different queues (or the same) never wait on each other. A table that is full keeps no times for new
+// queues and says so in the server log, once per backend (rare: it holds k_latency_slots queues across all
+// databases since the start, and slots are freed only by a restart).
 #include "core/latency.hpp"
 
 namespace pgjq {
@@ -26,7 +27,6 @@ struct latency_slot {
 };
 
 struct latency_shared {
-    pg_atomic_uint64 dropped;  // times not kept because the table was full
     latency_slot slots[k_latency_slots];
 };
 
@@ -44,6 +44,7 @@ struct noted {
 noted* s_noted = nullptr;
 int s_count = 0;
 int s_capacity = 0;
+bool s_said_full = false;  // this backend has logged that the table is full
 
 int bucket_of(double seconds)
 {
@@ -177,6 +178,7 @@ void publish_latencies()
             s_noted[missing++] = s_noted[i];
     }
     LWLockRelease(s_latency_lock);
+    const char* untracked = nullptr;
     if (missing > 0) {
         LWLockAcquire(s_latency_lock, LW_EXCLUSIVE);
         for (int i = 0; i < missing; i++) {
@@ -184,9 +186,17 @@ void publish_latencies()
             if (s != nullptr)
                 add_to_slot(s, s_noted[i]);
             else
-                pg_atomic_fetch_add_u64(&s_shared->dropped, 1);
+                untracked = s_noted[i].queue_name;
         }
         LWLockRelease(s_latency_lock);
+    }
+    // LOG never raises an error, so it is safe after commit.
+    if (untracked != nullptr && !s_said_full) {
+        s_said_full = true;
+        ereport(
+            LOG,
+            (errmsg("pgjq: no room to keep wait and run times for queue \"%s\"", untracked),
+             errdetail("The table of latency histograms holds %d queues until the server restarts.", k_latency_slots)));
     }
     s_count = 0;
 }
@@ -219,7 +229,6 @@ void latency_shmem_startup()
     s_shared = static_cast<latency_shared*>(ShmemInitStruct("pgjq latency", latency_shmem_size(), &found));
     if (!found) {
         memset(s_shared, 0, latency_shmem_size());
-        pg_atomic_init_u64(&s_shared->dropped, 0);
         for (latency_slot& s : s_shared->slots) {
             for (auto& kind : s.counts)
                 for (pg_atomic_uint64& c : kind)
@@ -237,8 +246,8 @@ latency_reading* read_latencies(int* count)
     *count = 0;
     if (s_shared == nullptr)
         return nullptr;
-    latency_reading* out = static_cast<latency_reading*>(palloc(sizeof(latency_reading) * 2 * 64));
-    int capacity = 64 * 2;
+    int capacity = 128;
+    latency_reading* out = static_cast<latency_reading*>(palloc(sizeof(latency_reading) * capacity));
     LWLockAcquire(s_latency_lock, LW_SHARED);
     for (const latency_slot& s : s_shared->slots) {
         if (s.database != MyDatabaseId)

@@ -60,12 +60,12 @@ namespace pgjq {
 // histograms of core/latency.hpp: NULL for a job this attempt never claimed. A job claimed in this
 // transaction (claim_in_transaction) was claimed at now().
 #define CLAIM_TIME "CASE WHEN $6 IS NOT NULL THEN now() WHEN status IN ('claimed', 'running') THEN claimed_at END"
-#define GROUPS_CURRENT                                                                                 \
+#define GROUPS_AND_TIMES                                                                                 \
     ", array_agg(queue_name) FILTER (WHERE group_key IS NOT NULL),"                                     \
     "  array_agg(group_key) FILTER (WHERE group_key IS NOT NULL),"                                      \
     "  array_agg(pg_catalog.date_part('epoch', " CLAIM_TIME " - run_at)),"                              \
     "  array_agg(pg_catalog.date_part('epoch', statement_timestamp() - " CLAIM_TIME "))"
-#define GROUPS_LEGACY ", NULL::text[], NULL::text[], NULL::float8[], NULL::float8[]"
+#define GROUPS_AND_TIMES_LEGACY ", NULL::text[], NULL::text[], NULL::float8[], NULL::float8[]"
 #define RETURN_MOVED(groups) RETURN_MOVED_COLUMNS(groups) " FROM done"
 // Completion while some queue has keep_completed = false: their jobs are deleted without a history row,
 // and their pgjq_job_finished notices are sent by archive_jobs, since no insert into finished_jobs fires
@@ -90,13 +90,13 @@ namespace pgjq {
     "  FROM" MOVED_BY_QUEUE " WHERE d.queue_name = g.queue_name AND d.slot = $9)"
 #define ARCHIVE_PLAN(write, write_legacy)                                                              \
     {{ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ADDED_COLUMNS, ADDED_VALUES, "") write               \
-      RETURN_MOVED(GROUPS_CURRENT), 9, ARCHIVE_TYPES},                                                 \
-     {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") write_legacy RETURN_MOVED(GROUPS_LEGACY), 9, ARCHIVE_TYPES}}
+      RETURN_MOVED(GROUPS_AND_TIMES), 9, ARCHIVE_TYPES},                                                 \
+     {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") write_legacy RETURN_MOVED(GROUPS_AND_TIMES_LEGACY), 9, ARCHIVE_TYPES}}
 #define ARCHIVE_SOME_DISCARDED_PLAN(write, write_legacy)                                               \
     {{ARCHIVE_DELETE(HOLDER_ROLE, KEEP_OR_DISCARD) ARCHIVE_INSERT(ADDED_COLUMNS, ADDED_VALUES, " WHERE kept") write \
-      RETURN_MOVED_AND_DISCARDED(GROUPS_CURRENT), 9, ARCHIVE_TYPES},                                   \
+      RETURN_MOVED_AND_DISCARDED(GROUPS_AND_TIMES), 9, ARCHIVE_TYPES},                                   \
      {ARCHIVE_DELETE("", KEEP_OR_DISCARD) ARCHIVE_INSERT("", "", " WHERE kept") write_legacy           \
-      RETURN_MOVED_AND_DISCARDED(GROUPS_LEGACY), 9, ARCHIVE_TYPES}}
+      RETURN_MOVED_AND_DISCARDED(GROUPS_AND_TIMES_LEGACY), 9, ARCHIVE_TYPES}}
 // Indexed by whether the statement writes the counters itself.
 static versioned_plan s_archive[2] = {ARCHIVE_PLAN("", ""), ARCHIVE_PLAN(WRITE_DEPTH, WRITE_DEPTH_LEGACY)};
 static versioned_plan s_archive_some_discarded[2] = {ARCHIVE_SOME_DISCARDED_PLAN("", ""),

@@ -164,18 +164,36 @@ bool waits(const enqueue_request& r)
 enum class reservation { granted, queue_full };
 
 // Reserves room for r.count jobs; returns the queue's default max_attempts through *max_attempts.
+void refuse_priority_on_fifo(const enqueue_request& r, bool fifo)
+{
+    if (fifo && r.priority != k_default_priority)
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                 errmsg("priority %d is not allowed on fifo queue \"%s\"", r.priority, r.queue_name),
+                 errdetail("A fifo queue hands out its jobs strictly in enqueue order.")));
+}
+
 reservation reserve(const enqueue_request& r, bool raise_when_full, int32* max_attempts)
 {
+    // A queue without max_pending has nothing to check: its settings come from the cache and the count is
+    // added by primary key, which costs a single enqueue about a third of what the reservation's join does.
+    // The cache follows a change of pgjq.queues as a statement would see it (invalidations are accepted
+    // first), so a max_pending set meanwhile applies from the next call on.
+    AcceptInvalidationMessages();
+    const cached_queue* cached = r.call->legacy ? nullptr : cached_queue_settings(r.queue_name);
+    if (cached != nullptr && !cached->limited) {
+        refuse_priority_on_fifo(r, cached->fifo);
+        if (add_unlimited_depth(r.queue_text, r.count)) {
+            *max_attempts = cached->max_attempts;
+            return reservation::granted;
+        }
+        raise_unknown_queue(r.queue_name);  // dropped since the cache read it
+    }
     if (reserve_depth(r.queue_text, r.count)) {
         bool isnull;
         HeapTuple row = SPI_tuptable->vals[0];
         *max_attempts = DatumGetInt32(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
-        bool fifo = DatumGetBool(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull));
-        if (fifo && r.priority != k_default_priority)
-            ereport(ERROR,
-                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                     errmsg("priority %d is not allowed on fifo queue \"%s\"", r.priority, r.queue_name),
-                     errdetail("A fifo queue hands out its jobs strictly in enqueue order.")));
+        refuse_priority_on_fifo(r, DatumGetBool(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull)));
         return reservation::granted;
     }
 

@@ -171,18 +171,38 @@ void add_to_frame(depth_entry* e, int64 delta, const finished_counts* finished =
     e->frames[e->nframes++] = change;
 }
 
-// Writes a change of one counter row (the caller has an SPI connection).
-void write_row(const char* queue_name, int16 slot, const depth_frame& change)
+// Writes a change of one counter row (the caller has an SPI connection); false when the row does not exist.
+bool write_row(const char* queue_name, int16 slot, const depth_frame& change)
 {
     if (!change.has_finished) {
         Datum values[3] = {CStringGetTextDatum(queue_name), Int16GetDatum(slot), Int64GetDatum(change.delta)};
-        run_plan(saved_plan(&s_write, k_write), values, nullptr);
-        return;
+        return run_plan(saved_plan(&s_write, k_write), values, nullptr) == 1;
     }
     const finished_counts& f = change.finished;
     Datum values[6] = {CStringGetTextDatum(queue_name), Int16GetDatum(slot),     Int64GetDatum(change.delta),
                        Int64GetDatum(f.completed),      Int64GetDatum(f.failed), Int64GetDatum(f.cancelled)};
-    run_plan(saved_plan(&s_write_finished, k_write_finished), values, nullptr);
+    return run_plan(saved_plan(&s_write_finished, k_write_finished), values, nullptr) == 1;
+}
+
+// Adds a change to the queue's row: written at once (and locked) if it is this transaction's first, else
+// kept in the ledger. False, and nothing recorded, when the first write finds no row.
+bool change_depth(Datum queue_name, int64 delta, const finished_counts* finished)
+{
+    depth_entry* e = ledger_entry(queue_name);
+    if (e->written_in != InvalidSubTransactionId) {
+        add_to_frame(e, delta, finished);
+        return true;
+    }
+    // The first change of the row in this transaction writes it, as a reservation does: the row is then
+    // locked until the transaction ends, so drop_queue waits for this transaction's jobs of the queue.
+    const int index = static_cast<int>(e - s_entries);
+    depth_frame change = {InvalidSubTransactionId, delta, finished != nullptr, {}};
+    if (finished != nullptr)
+        change.finished = *finished;
+    if (!write_row(e->queue_name, e->slot, change))
+        return false;
+    s_entries[index].written_in = GetCurrentSubTransactionId();
+    return true;
 }
 
 int compare_entries(const void* a, const void* b)
@@ -296,19 +316,12 @@ int64 unwritten_depth(Datum queue_name)
 
 void adjust_depth(Datum queue_name, int64 delta, const finished_counts* finished)
 {
-    depth_entry* e = ledger_entry(queue_name);
-    if (e->written_in != InvalidSubTransactionId) {
-        add_to_frame(e, delta, finished);
-        return;
-    }
-    // The first change of the row in this transaction writes it, as a reservation does: the row is then
-    // locked until the transaction ends, so drop_queue waits for those finishing jobs of the queue.
-    const int index = static_cast<int>(e - s_entries);
-    depth_frame change = {InvalidSubTransactionId, delta, finished != nullptr, {}};
-    if (finished != nullptr)
-        change.finished = *finished;
-    write_row(e->queue_name, e->slot, change);
-    s_entries[index].written_in = GetCurrentSubTransactionId();
+    (void) change_depth(queue_name, delta, finished);
+}
+
+bool add_unlimited_depth(Datum queue_name, int64 count)
+{
+    return change_depth(queue_name, count, nullptr);
 }
 
 bool depth_untouched()

@@ -32,6 +32,11 @@ int16 depth_slot();
 // SPI connection.
 bool reserve_depth(Datum queue_name, int64 count);
 
+// Adds `count` jobs to the count of a queue that has no max_pending (nothing to check, so the reservation's
+// read of the queue and of the other slots is spared). False when the queue's counter rows are gone (it was
+// dropped). Requires an SPI connection.
+bool add_unlimited_depth(Datum queue_name, int64 count);
+
 // What this transaction has added to the queue's count and not yet written (negative: freed).
 int64 unwritten_depth(Datum queue_name);
 

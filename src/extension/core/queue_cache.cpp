@@ -2,7 +2,10 @@
 // (api/cache_triggers.cpp).
 //
 // Why a cache: reading the setting inside the archive statement (an InitPlan over pgjq.queues) cost
-// every completion about 5 % of a batch-1 drain's server CPU (measured), although almost no queue uses it.
+// every completion about 5 % of a batch-1 drain's server CPU (measured), although almost no queue uses it;
+// and a single enqueue into a queue without max_pending, which needs nothing but the queue's defaults,
+// spent a fifth of its server CPU in the reservation that joined pgjq.queues (measured with perf).
+// One read fills everything: pgjq.queues changes rarely (administration only).
 #include "core/queue_cache.hpp"
 
 #include "core/catalog.hpp"
@@ -12,18 +15,29 @@ namespace {
 
 using namespace pgjq;
 
-// clang-format off
+// Every queue, in the order of strcmp() for a binary search (a database at 0.1.0 has no uses_dependencies).
 versioned_plan s_read = {
-    {"SELECT array_agg(queue_name) FILTER (WHERE NOT keep_completed), coalesce(bool_or(uses_dependencies), false)"
-     "  FROM pgjq.queues", 0, {}},
-    {"SELECT array_agg(queue_name) FILTER (WHERE NOT keep_completed), false FROM pgjq.queues", 0, {}}};
-// clang-format on
+    {"SELECT queue_name, max_attempts, fifo, max_pending IS NOT NULL, keep_completed, uses_dependencies"
+     "  FROM pgjq.queues ORDER BY queue_name COLLATE \"C\"",
+     0,
+     {}},
+    {"SELECT queue_name, max_attempts, fifo, max_pending IS NOT NULL, keep_completed, false"
+     "  FROM pgjq.queues ORDER BY queue_name COLLATE \"C\"",
+     0,
+     {}}};
 
-MemoryContext s_context;  // holds s_queues
+struct named_settings {
+    char* name;
+    cached_queue settings;
+};
+
+MemoryContext s_context;  // holds what follows
 bool s_valid = false;
 uint64 s_invalidations = 0;  // tells a read that an invalidation arrived while it ran
 Oid s_queues_relid = InvalidOid;
-ArrayType* s_queues = nullptr;
+named_settings* s_settings = nullptr;
+int s_nsettings = 0;
+ArrayType* s_not_keeping = nullptr;  // nullptr when every queue keeps its completed jobs
 bool s_dependencies = false;
 
 void forget(Datum, Oid relid)
@@ -43,31 +57,56 @@ void read_queues()
         s_context = AllocSetContextCreate(CacheMemoryContext, "pgjq queue cache", ALLOCSET_SMALL_SIZES);
     s_queues_relid = pgjq_relation("queues");
     uint64 invalidations_before = s_invalidations;
-    run_plan(saved_plan(&s_read, current_installation().version < k_version_0_2), nullptr, nullptr);
-    bool isnull;
-    HeapTuple row = SPI_tuptable->vals[0];
-    Datum names = SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull);
+    uint64 n = run_plan(saved_plan(&s_read, current_installation().version < k_version_0_2), nullptr, nullptr);
     MemoryContextReset(s_context);
-    s_queues = nullptr;
-    if (!isnull) {
-        ArrayType* array = DatumGetArrayTypeP(names);
-        s_queues = static_cast<ArrayType*>(MemoryContextAlloc(s_context, VARSIZE(array)));
-        memcpy(s_queues, array, VARSIZE(array));
+    MemoryContext caller = MemoryContextSwitchTo(s_context);
+    s_settings = static_cast<named_settings*>(palloc(sizeof(named_settings) * (n + 1)));
+    Datum* not_keeping = static_cast<Datum*>(palloc(sizeof(Datum) * (n + 1)));
+    int nnot_keeping = 0;
+    s_nsettings = 0;
+    s_dependencies = false;
+    for (uint64 i = 0; i < n; i++) {
+        HeapTuple row = SPI_tuptable->vals[i];
+        TupleDesc desc = SPI_tuptable->tupdesc;
+        bool isnull;
+        named_settings* q = &s_settings[s_nsettings++];
+        q->name = SPI_getvalue(row, desc, 1);  // in s_context, the current context
+        q->settings.max_attempts = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+        q->settings.fifo = DatumGetBool(SPI_getbinval(row, desc, 3, &isnull));
+        q->settings.limited = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
+        if (!DatumGetBool(SPI_getbinval(row, desc, 5, &isnull)))
+            not_keeping[nnot_keeping++] = CStringGetTextDatum(q->name);
+        s_dependencies = s_dependencies || DatumGetBool(SPI_getbinval(row, desc, 6, &isnull));
     }
-    s_dependencies = DatumGetBool(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull));
+    s_not_keeping =
+        nnot_keeping == 0 ? nullptr : construct_array(not_keeping, nnot_keeping, TEXTOID, -1, false, TYPALIGN_INT);
+    MemoryContextSwitchTo(caller);
     // An invalidation that arrived during the read leaves the copy stale: read again next time. (An
     // ERROR in the read leaves s_valid false too.)
     s_valid = s_invalidations == invalidations_before;
+}
+
+int compare_names(const void* key, const void* element)
+{
+    return strcmp(static_cast<const char*>(key), static_cast<const named_settings*>(element)->name);
 }
 
 }  // namespace
 
 namespace pgjq {
 
+const cached_queue* cached_queue_settings(const char* queue_name)
+{
+    read_queues();
+    auto* found = static_cast<const named_settings*>(
+        bsearch(queue_name, s_settings, s_nsettings, sizeof(named_settings), compare_names));
+    return found ? &found->settings : nullptr;
+}
+
 ArrayType* queues_not_keeping_completed()
 {
     read_queues();
-    return s_queues;
+    return s_not_keeping;
 }
 
 bool dependencies_in_use()

@@ -20,6 +20,7 @@ struct maintenance_round {
     db_slot* slot;    // this database's slot (read and written under the shared mutex)
     TimestampTz now;  // when the round started
     bool jobs_moved;  // the relay delivered notices (jobs moved) since the vacuum last looked
+    bool relayed;     // the relay delivered notices in this round: more commits are likely on their way
 };
 
 struct duty_outcome {

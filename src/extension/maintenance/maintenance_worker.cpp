@@ -26,6 +26,8 @@ using namespace pgjq;
 
 constexpr int k_first_backoff_ms = 1000;
 constexpr int k_max_backoff_ms = 60 * 1000;
+// How long the worker stays awake after relaying notices, gathering the next commits' (see the main loop).
+constexpr long k_relay_gather_us = 200;
 
 Oid s_dboid = InvalidOid;
 bool s_by_launcher = false;
@@ -458,7 +460,7 @@ void maintenance_main(Datum main_arg)
 
     s_round_context = AllocSetContextCreate(TopMemoryContext, "pgjq maintenance round", ALLOCSET_DEFAULT_SIZES);
     s_duty_context = AllocSetContextCreate(TopMemoryContext, "pgjq maintenance duty", ALLOCSET_DEFAULT_SIZES);
-    maintenance_round round = {s_dboid, s_datname, s_slot, 0, false};
+    maintenance_round round = {s_dboid, s_datname, s_slot, 0, false, false};
 
     sigjmp_buf local_sigjmp_buf;
     if (sigsetjmp(local_sigjmp_buf, 1) != 0) {
@@ -499,8 +501,14 @@ void maintenance_main(Datum main_arg)
             for (int i = 0; i < k_duty_count; i++)
                 s_next_run[i] = 0;  // settings may have moved every deadline
         }
+        round.relayed = false;
         TimestampTz wake = run_round(round);
         pgstat_report_activity(STATE_IDLE, nullptr);
+        // While commits keep coming, gather them for a moment before sleeping: a latch set while this
+        // process is awake costs the committing backend nothing, one set while it sleeps costs a signal
+        // (measured: an eighth of a single enqueue's server CPU). Delivery waits at most this long more.
+        if (round.relayed)
+            pg_usleep(k_relay_gather_us);
         if (first_round) {
             first_round = false;
             ereport(LOG, (errmsg("pgjq maintenance worker started for database \"%s\"", s_datname)));

@@ -473,8 +473,10 @@ using namespace pgjq;
 duty_outcome run(maintenance_round& round)
 {
     int64 sent = relay_deliver();
-    if (sent > 0)
+    if (sent > 0) {
         round.jobs_moved = true;  // the notices say that jobs were enqueued or finished
+        round.relayed = true;
+    }
     return {DT_NOEND, sent, DT_NOEND};
 }
 

@@ -14,6 +14,10 @@
 //   (32 MB); a fixed interval bounds the dead rows to 100 ms of traffic;
 // - once it is large (a backlog), when the statistics show enough of it dead: each vacuum then scans
 //   every index, so it must be worth it.
+// Neither rule vacuums while the horizon (the oldest transaction a snapshot may still need) stands where it
+// stood at the last vacuum: a snapshot held open keeps every row version deleted since then, so another
+// vacuum would scan the table and remove nothing, again at every round, while the held-back history makes
+// the claims slow already (measured at 1M jobs finished under a held snapshot: see docs/benchmarks.md).
 #include "core/catalog.hpp"
 #include "maintenance/duty.hpp"
 
@@ -27,6 +31,16 @@ constexpr PgStat_Counter k_min_dead_rows = 2000;  // below this a vacuum is not 
 constexpr BlockNumber k_small_table_pages = 2048;
 
 TimestampTz s_checked = 0;  // the last look at pgjq.live_jobs
+// The horizon when the last vacuum began, and the table it vacuumed (a table created again starts over).
+TransactionId s_vacuumed_horizon = InvalidTransactionId;
+Oid s_vacuumed_relid = InvalidOid;
+
+// Whether a vacuum could remove anything the last one left: only once the horizon has moved.
+bool horizon_moved(Relation rel, TransactionId* horizon)
+{
+    *horizon = GetOldestNonRemovableTransactionId(rel);
+    return RelationGetRelid(rel) != s_vacuumed_relid || !TransactionIdEquals(*horizon, s_vacuumed_horizon);
+}
 
 // Vacuums pgjq.live_jobs when it is small and jobs moved since the last look, or when enough of it is dead;
 // returns whether it did. Runs outside any transaction: vacuum() commits its own.
@@ -53,6 +67,13 @@ bool vacuum_live_jobs_if_needed(bool jobs_moved)
     // would log a WARNING every 100 ms.
     if (needed && !ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
         needed = false;
+    TransactionId horizon = InvalidTransactionId;
+    if (needed) {
+        Relation rel = try_relation_open(relid, NoLock);  // locked just above
+        needed = rel != nullptr && horizon_moved(rel, &horizon);
+        if (rel != nullptr)
+            relation_close(rel, NoLock);
+    }
     if (!needed) {
         CommitTransactionCommand();
         MemoryContextSwitchTo(caller);
@@ -80,7 +101,9 @@ bool vacuum_live_jobs_if_needed(bool jobs_moved)
     params.log_min_duration = -1;
     params.index_cleanup = VACOPTVALUE_AUTO;
     params.truncate = VACOPTVALUE_DISABLED;
-    params.nworkers = -1;                       // no parallel workers for a table this small
+    params.nworkers = -1;  // no parallel workers for a table this small
+    s_vacuumed_relid = relid;
+    s_vacuumed_horizon = horizon;
     vacuum(relations, &params, nullptr, true);  // commits our transaction, ends having started a new one
     CommitTransactionCommand();
     MemoryContextReset(PortalContext);

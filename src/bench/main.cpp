@@ -21,11 +21,12 @@ namespace
 
 void usage()
 {
-  std::fprintf(stderr,
-               "usage: pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=FILE --out=DIR [--peers=FILE]\n"
-               "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups] [--quick]\n"
-               "  [--drain-jobs=B1,B10,B100] [--e2e-jobs=N] [--steady-seconds=N] [--steady-runs=N]\n"
-               "  [--latency-jobs=N] [--depths=A,B,C] [--depth-samples=N] [--recipe-poll-ms=N]\n");
+  std::fprintf(
+      stderr,
+      "usage: pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=FILE --out=DIR [--peers=FILE]\n"
+      "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups,stats] [--quick]\n"
+      "  [--drain-jobs=B1,B10,B100] [--e2e-jobs=N] [--steady-seconds=N] [--steady-runs=N]\n"
+      "  [--latency-jobs=N] [--depths=A,B,C] [--depth-samples=N] [--recipe-poll-ms=N]\n");
 }
 
 std::vector<std::int64_t> int_list(const std::string &s)

@@ -57,7 +57,9 @@ void read_queues()
         s_context = AllocSetContextCreate(CacheMemoryContext, "pgjq queue cache", ALLOCSET_SMALL_SIZES);
     s_queues_relid = pgjq_relation("queues");
     uint64 invalidations_before = s_invalidations;
-    uint64 n = run_plan(saved_plan(&s_read, current_installation().version < k_version_0_2), nullptr, nullptr);
+    // The latest snapshot, not the transaction's: the copy outlives the transaction, and one read under an
+    // older REPEATABLE READ snapshot would keep settings that changed before it for good.
+    uint64 n = run_plan_latest(saved_plan(&s_read, current_installation().version < k_version_0_2), nullptr, nullptr);
     MemoryContextReset(s_context);
     MemoryContext caller = MemoryContextSwitchTo(s_context);
     s_settings = static_cast<named_settings*>(palloc(sizeof(named_settings) * (n + 1)));

@@ -34,6 +34,15 @@ uint64 run_plan(SPIPlanPtr plan, const Datum* values, const char* nulls, long ma
     return SPI_processed;
 }
 
+uint64 run_plan_latest(SPIPlanPtr plan, const Datum* values, const char* nulls)
+{
+    int rc = SPI_execute_snapshot(plan, const_cast<Datum*>(values), nulls, GetLatestSnapshot(), InvalidSnapshot, false,
+                                  true, 0);
+    if (rc < 0)
+        elog(ERROR, "pgjq: SPI_execute_snapshot failed: %s", SPI_result_code_string(rc));
+    return SPI_processed;
+}
+
 Datum first_value(bool* isnull, bool* found)
 {
     if (SPI_processed == 0 || SPI_tuptable == nullptr) {

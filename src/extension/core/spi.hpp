@@ -32,6 +32,10 @@ SPIPlanPtr saved_plan(versioned_plan* plan, bool legacy);
 // returns the number of rows processed. Errors other than ereport ones are turned into an ERROR.
 uint64 run_plan(SPIPlanPtr plan, const Datum* values, const char* nulls, long max_rows = 0);
 
+// Runs a saved plan with the latest snapshot: what transactions committed while this one ran, including
+// those it just waited for, whatever its isolation level.
+uint64 run_plan_latest(SPIPlanPtr plan, const Datum* values, const char* nulls);
+
 // First column of the first result row, or `found = false` when there is none.
 Datum first_value(bool* isnull, bool* found);
 

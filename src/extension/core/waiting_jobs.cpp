@@ -137,17 +137,6 @@ const plan_text k_stale_dependencies = {
     0, {}};
 // clang-format on
 
-// Runs a saved plan with the latest snapshot: what transactions committed while this one ran, including
-// those it just waited for, whatever its isolation level.
-uint64 run_latest(SPIPlanPtr plan, const Datum* values, const char* nulls)
-{
-    int rc = SPI_execute_snapshot(plan, const_cast<Datum*>(values), nulls, GetLatestSnapshot(), InvalidSnapshot, false,
-                                  true, 0);
-    if (rc < 0)
-        elog(ERROR, "pgjq: SPI_execute_snapshot failed: %s", SPI_result_code_string(rc));
-    return SPI_processed;
-}
-
 Datum id_array(const int64* ids, int n)
 {
     return PointerGetDatum(job_id_array(ids, n));
@@ -158,7 +147,7 @@ Datum id_array(const int64* ids, int n)
 void settle_dependencies_round(Datum dependents, Datum finished)
 {
     Datum values[2] = {dependents, finished};
-    run_latest(saved_plan(&s_judge, k_judge), values, nullptr);
+    run_plan_latest(saved_plan(&s_judge, k_judge), values, nullptr);
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
     bool isnull;
@@ -180,7 +169,7 @@ void settle_dependencies_round(Datum dependents, Datum finished)
     int ndependents = ArrayGetNItems(ARR_NDIM(dependents_array), ARR_DIMS(dependents_array));
     if (nmet + ndependents > 0) {
         Datum candidates = PointerGetDatum(DatumGetArrayTypeP(DirectFunctionCall2(array_cat, met, dependents)));
-        run_latest(saved_plan(&s_release, k_release), &candidates, nullptr);
+        run_plan_latest(saved_plan(&s_release, k_release), &candidates, nullptr);
         for (uint64 i = 0; i < SPI_processed; i++)
             note_group_changed(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
                                SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
@@ -202,7 +191,7 @@ void settle_dependencies()
 {
     if (s_nparents > 0) {
         Datum parents = id_array(s_parents, s_nparents);
-        run_latest(saved_plan(&s_lock_parents, k_lock_parents), &parents, nullptr);
+        run_plan_latest(saved_plan(&s_lock_parents, k_lock_parents), &parents, nullptr);
     }
     Datum dependents = id_array(s_dependents, s_ndependents);
     s_ndependents = s_nparents = 0;
@@ -261,7 +250,7 @@ void settle_groups()
     }
     Datum values[2] = {PointerGetDatum(construct_array(queues, count, TEXTOID, -1, false, TYPALIGN_INT)),
                        PointerGetDatum(construct_array(keys, count, TEXTOID, -1, false, TYPALIGN_INT))};
-    run_latest(saved_plan(&s_promote, k_promote), values, nullptr);
+    run_plan_latest(saved_plan(&s_promote, k_promote), values, nullptr);
 }
 
 bool anything_noted()

@@ -15,9 +15,11 @@
 // - once it is large (a backlog), when the statistics show enough of it dead: each vacuum then scans
 //   every index, so it must be worth it.
 // Neither rule vacuums while the horizon (the oldest transaction a snapshot may still need) stands where it
-// stood at the last vacuum: a snapshot held open keeps every row version deleted since then, so another
-// vacuum would scan the table and remove nothing, again at every round, while the held-back history makes
-// the claims slow already (measured at 1M jobs finished under a held snapshot: see docs/benchmarks.md).
+// stood at the last vacuum, unless that vacuum is a minute old: a snapshot held open keeps every row version
+// deleted since then, so another vacuum would scan the table and remove nothing, again at every round, while
+// the held-back history makes the claims slow already (measured at 1M jobs finished under a held snapshot:
+// see docs/benchmarks.md). The minute bounds what the rule can hold back that a vacuum could remove all the
+// same: rows of aborted transactions, pages the last vacuum could not prune, a vacuum that did not run.
 #include "core/catalog.hpp"
 #include "maintenance/duty.hpp"
 
@@ -31,15 +33,20 @@ constexpr PgStat_Counter k_min_dead_rows = 2000;  // below this a vacuum is not 
 constexpr BlockNumber k_small_table_pages = 2048;
 
 TimestampTz s_checked = 0;  // the last look at pgjq.live_jobs
-// The horizon when the last vacuum began, and the table it vacuumed (a table created again starts over).
+// The horizon before the last vacuum, when it ended, and the table it vacuumed (a table created again
+// starts over).
 TransactionId s_vacuumed_horizon = InvalidTransactionId;
+TimestampTz s_vacuumed_at = 0;
 Oid s_vacuumed_relid = InvalidOid;
+constexpr int k_unmoved_horizon_interval_ms = 60 * 1000;
 
-// Whether a vacuum could remove anything the last one left: only once the horizon has moved.
-bool horizon_moved(Relation rel, TransactionId* horizon)
+// Whether a vacuum could remove anything the last one left: once the horizon has moved (or the last one is
+// old).
+bool vacuum_could_remove(Relation rel, TransactionId* horizon)
 {
     *horizon = GetOldestNonRemovableTransactionId(rel);
-    return RelationGetRelid(rel) != s_vacuumed_relid || !TransactionIdEquals(*horizon, s_vacuumed_horizon);
+    return RelationGetRelid(rel) != s_vacuumed_relid || !TransactionIdEquals(*horizon, s_vacuumed_horizon) ||
+        TimestampDifferenceExceeds(s_vacuumed_at, GetCurrentTimestamp(), k_unmoved_horizon_interval_ms);
 }
 
 // Vacuums pgjq.live_jobs when it is small and jobs moved since the last look, or when enough of it is dead;
@@ -70,7 +77,7 @@ bool vacuum_live_jobs_if_needed(bool jobs_moved)
     TransactionId horizon = InvalidTransactionId;
     if (needed) {
         Relation rel = try_relation_open(relid, NoLock);  // locked just above
-        needed = rel != nullptr && horizon_moved(rel, &horizon);
+        needed = rel != nullptr && vacuum_could_remove(rel, &horizon);
         if (rel != nullptr)
             relation_close(rel, NoLock);
     }
@@ -101,10 +108,12 @@ bool vacuum_live_jobs_if_needed(bool jobs_moved)
     params.log_min_duration = -1;
     params.index_cleanup = VACOPTVALUE_AUTO;
     params.truncate = VACOPTVALUE_DISABLED;
-    params.nworkers = -1;  // no parallel workers for a table this small
+    params.nworkers = -1;                       // no parallel workers for a table this small
+    vacuum(relations, &params, nullptr, true);  // commits our transaction, ends having started a new one
+    // Only a vacuum that returned counts (an ERROR skips this).
     s_vacuumed_relid = relid;
     s_vacuumed_horizon = horizon;
-    vacuum(relations, &params, nullptr, true);  // commits our transaction, ends having started a new one
+    s_vacuumed_at = GetCurrentTimestamp();
     CommitTransactionCommand();
     MemoryContextReset(PortalContext);
     MemoryContextSwitchTo(caller);

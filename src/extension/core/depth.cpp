@@ -184,27 +184,6 @@ bool write_row(const char* queue_name, int16 slot, const depth_frame& change)
     return run_plan(saved_plan(&s_write_finished, k_write_finished), values, nullptr) == 1;
 }
 
-// Adds a change to the queue's row: written at once (and locked) if it is this transaction's first, else
-// kept in the ledger. False, and nothing recorded, when the first write finds no row.
-bool change_depth(Datum queue_name, int64 delta, const finished_counts* finished)
-{
-    depth_entry* e = ledger_entry(queue_name);
-    if (e->written_in != InvalidSubTransactionId) {
-        add_to_frame(e, delta, finished);
-        return true;
-    }
-    // The first change of the row in this transaction writes it, as a reservation does: the row is then
-    // locked until the transaction ends, so drop_queue waits for this transaction's jobs of the queue.
-    const int index = static_cast<int>(e - s_entries);
-    depth_frame change = {InvalidSubTransactionId, delta, finished != nullptr, {}};
-    if (finished != nullptr)
-        change.finished = *finished;
-    if (!write_row(e->queue_name, e->slot, change))
-        return false;
-    s_entries[index].written_in = GetCurrentSubTransactionId();
-    return true;
-}
-
 int compare_entries(const void* a, const void* b)
 {
     const depth_entry& x = **static_cast<depth_entry* const*>(a);
@@ -314,14 +293,23 @@ int64 unwritten_depth(Datum queue_name)
     return sum;
 }
 
-void adjust_depth(Datum queue_name, int64 delta, const finished_counts* finished)
+bool adjust_depth(Datum queue_name, int64 delta, const finished_counts* finished)
 {
-    (void) change_depth(queue_name, delta, finished);
-}
-
-bool add_unlimited_depth(Datum queue_name, int64 count)
-{
-    return change_depth(queue_name, count, nullptr);
+    depth_entry* e = ledger_entry(queue_name);
+    if (e->written_in != InvalidSubTransactionId) {
+        add_to_frame(e, delta, finished);
+        return true;
+    }
+    // The first change of the row in this transaction writes it, as a reservation does: the row is then
+    // locked until the transaction ends, so drop_queue waits for this transaction's jobs of the queue.
+    const int index = static_cast<int>(e - s_entries);
+    depth_frame change = {InvalidSubTransactionId, delta, finished != nullptr, {}};
+    if (finished != nullptr)
+        change.finished = *finished;
+    if (!write_row(e->queue_name, e->slot, change))
+        return false;
+    s_entries[index].written_in = GetCurrentSubTransactionId();
+    return true;
 }
 
 bool depth_untouched()

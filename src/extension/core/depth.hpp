@@ -32,18 +32,14 @@ int16 depth_slot();
 // SPI connection.
 bool reserve_depth(Datum queue_name, int64 count);
 
-// Adds `count` jobs to the count of a queue that has no max_pending (nothing to check, so the reservation's
-// read of the queue and of the other slots is spared). False when the queue's counter rows are gone (it was
-// dropped). Requires an SPI connection.
-bool add_unlimited_depth(Datum queue_name, int64 count);
-
 // What this transaction has added to the queue's count and not yet written (negative: freed).
 int64 unwritten_depth(Datum queue_name);
 
 // Adds `delta` to the queue's unfinished-job count, and `finished` (if any) to its counts of finished jobs
-// (written at once if it is this transaction's first change of the row, else at commit). Requires an SPI
-// connection.
-void adjust_depth(Datum queue_name, int64 delta, const finished_counts* finished = nullptr);
+// (written at once, locking the row, if it is this transaction's first change of the row, else at commit).
+// Without a check against max_pending: enqueue.cpp adds this way to a queue that has none. False, and
+// nothing recorded, when that first write finds no row (the queue was dropped). Requires an SPI connection.
+bool adjust_depth(Datum queue_name, int64 delta, const finished_counts* finished = nullptr);
 
 // True while this transaction has not changed any counter: the first change may then be written by the
 // statement that makes it (see archive_jobs), which then reports it with depth_written.

@@ -6,6 +6,8 @@
 // databases since the start, and slots are freed only by a restart).
 #include "core/latency.hpp"
 
+#include "core/subtransaction_notes.hpp"
+
 namespace pgjq {
 
 const double k_latency_bound_seconds[k_latency_bounds] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,  1,     2.5,
@@ -116,15 +118,23 @@ void add_to_slot(latency_slot* s, const noted& n)
 
 void forget_subtransaction(SubXactEvent event, SubTransactionId sub, SubTransactionId, void*)
 {
-    // Subtransaction ids grow, and a subtransaction's descendants start after it: what was noted in it or
-    // in them has an id of at least its own.
-    if (event != SUBXACT_EVENT_ABORT_SUB)
-        return;
-    int kept = 0;
-    for (int i = 0; i < s_count; i++)
-        if (s_noted[i].sub < sub)
-            s_noted[kept++] = s_noted[i];
-    s_count = kept;
+    if (event == SUBXACT_EVENT_ABORT_SUB)
+        s_count = drop_notes_of_aborted(s_noted, s_count, sub, &noted::sub);
+}
+
+// Adds s_noted[0 .. count) to their queues' slots, taking free slots if `create` (under the exclusive
+// lock); moves those left without one to the front and returns how many they are.
+int add_to_slots(int count, bool create)
+{
+    int missing = 0;
+    for (int i = 0; i < count; i++) {
+        latency_slot* s = find_slot(MyDatabaseId, s_noted[i].queue_name, create);
+        if (s != nullptr)
+            add_to_slot(s, s_noted[i]);
+        else
+            s_noted[missing++] = s_noted[i];
+    }
+    return missing;
 }
 
 }  // namespace
@@ -168,28 +178,15 @@ void publish_latencies()
     }
     // After commit: nothing here may fail. Taking a slot needs the exclusive lock, so first try every
     // queue under the shared one.
-    int missing = 0;
     LWLockAcquire(s_latency_lock, LW_SHARED);
-    for (int i = 0; i < s_count; i++) {
-        latency_slot* s = find_slot(MyDatabaseId, s_noted[i].queue_name, false);
-        if (s != nullptr)
-            add_to_slot(s, s_noted[i]);
-        else
-            s_noted[missing++] = s_noted[i];
-    }
+    int missing = add_to_slots(s_count, false);
     LWLockRelease(s_latency_lock);
-    const char* untracked = nullptr;
     if (missing > 0) {
         LWLockAcquire(s_latency_lock, LW_EXCLUSIVE);
-        for (int i = 0; i < missing; i++) {
-            latency_slot* s = find_slot(MyDatabaseId, s_noted[i].queue_name, true);
-            if (s != nullptr)
-                add_to_slot(s, s_noted[i]);
-            else
-                untracked = s_noted[i].queue_name;
-        }
+        missing = add_to_slots(missing, true);
         LWLockRelease(s_latency_lock);
     }
+    const char* untracked = missing > 0 ? s_noted[0].queue_name : nullptr;
     // LOG never raises an error, so it is safe after commit.
     if (untracked != nullptr && !s_said_full) {
         s_said_full = true;

@@ -8,6 +8,7 @@
 #include "maintenance/notification_relay.hpp"
 
 #include "core/limits.hpp"
+#include "core/subtransaction_notes.hpp"
 #include "maintenance/duty.hpp"
 
 namespace {
@@ -247,16 +248,8 @@ void relay_subxact_callback(SubXactEvent event, SubTransactionId subid, SubTrans
             if (s_finished[i].subid == subid)
                 s_finished[i].subid = parent;
     } else if (event == SUBXACT_EVENT_ABORT_SUB) {
-        int kept = 0;
-        for (int i = 0; i < s_nqueues; i++)
-            if (s_queues[i].subid < subid)
-                s_queues[kept++] = s_queues[i];
-        s_nqueues = kept;
-        kept = 0;
-        for (int i = 0; i < s_nfinished; i++)
-            if (s_finished[i].subid < subid)
-                s_finished[kept++] = s_finished[i];
-        s_nfinished = kept;
+        s_nqueues = drop_notes_of_aborted(s_queues, s_nqueues, subid, &queue_event::subid);
+        s_nfinished = drop_notes_of_aborted(s_finished, s_nfinished, subid, &local_finished::subid);
     }
 }
 

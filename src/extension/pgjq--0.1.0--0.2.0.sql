@@ -783,3 +783,46 @@ CREATE FUNCTION pgjq.maintenance_duties()
                    last_error_at timestamptz)
     LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_maintenance_duties';
 GRANT EXECUTE ON FUNCTION pgjq.maintenance_duties() TO PUBLIC;
+
+-- Membership of a pgjq cluster (docs/scale-out.md) ----------------------------------------------------
+-- A node draws job ids congruent to its node number modulo 1024, so that the router database finds a
+-- job's node from its id alone, and ids stay unique across the cluster. The node number lives in the
+-- sequence itself (increment 1024, start = the first id drawn as a node), so that a physical replica
+-- promoted in the node's place is the same node.
+CREATE FUNCTION pgjq.cluster_node() RETURNS integer LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN s.seqincrement = 1024 THEN (s.seqstart % 1024)::integer END
+      FROM pg_catalog.pg_sequence s WHERE s.seqrelid = 'pgjq.job_id_seq'::pg_catalog.regclass
+$$;
+GRANT EXECUTE ON FUNCTION pgjq.cluster_node() TO PUBLIC;
+
+-- Refused while the database holds unfinished jobs (their ids would name another node), unless it already
+-- is this node (then nothing changes). For the extension's owner only.
+CREATE FUNCTION pgjq.join_cluster(node integer) RETURNS integer LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    highest bigint;
+    first_id bigint;
+BEGIN
+    IF node IS NULL OR node < 0 OR node > 1023 THEN
+        RAISE EXCEPTION 'pgjq: node number % is out of range', coalesce(node::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A node number is between 0 and 1023.';
+    END IF;
+    -- No job may be enqueued between the check and the restart of the sequence.
+    LOCK TABLE pgjq.live_jobs IN SHARE ROW EXCLUSIVE MODE;
+    IF pgjq.cluster_node() IS NOT DISTINCT FROM node THEN
+        RETURN node;
+    END IF;
+    IF EXISTS (SELECT FROM pgjq.live_jobs) THEN
+        RAISE EXCEPTION 'pgjq: cannot join the cluster as node % while this database holds unfinished jobs', node
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Their ids do not name the node: let them finish (or cancel them) first.';
+    END IF;
+    SELECT greatest(s.last_value, (SELECT max(id) FROM pgjq.finished_jobs), 0) INTO highest
+      FROM pgjq.job_id_seq s;
+    first_id := (highest / 1024 + 1) * 1024 + node;
+    EXECUTE format('ALTER SEQUENCE pgjq.job_id_seq INCREMENT BY 1024 START WITH %s RESTART WITH %s',
+                   first_id, first_id);
+    RETURN node;
+END
+$$;
+REVOKE ALL ON FUNCTION pgjq.join_cluster(integer) FROM PUBLIC;

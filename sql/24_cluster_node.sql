@@ -1,0 +1,40 @@
+-- A node of a pgjq cluster (docs/scale-out.md): join_cluster makes the node draw job ids congruent to its
+-- node number modulo 1024, so that a router finds a job's node from its id alone.
+SELECT pgjq.create_queue('node_q');
+SELECT pgjq.cluster_node() IS NULL AS not_in_a_cluster;
+
+-- Refused while unfinished jobs carry ids that do not name the node.
+SELECT pgjq.enqueue('t', '{}', queue_name => 'node_q') AS before_join \gset
+SELECT pgjq.join_cluster(5);
+SELECT pgjq.cancel(:before_join);
+
+-- Bad node numbers are refused with 22023 and change nothing.
+SELECT pgjq.join_cluster(-1);
+SELECT pgjq.join_cluster(1024);
+SELECT pgjq.join_cluster(NULL);
+SELECT pgjq.cluster_node() IS NULL AS still_not_in_a_cluster;
+
+SELECT pgjq.join_cluster(5);
+SELECT pgjq.cluster_node();
+-- Every id drawn now names node 5, single or batched, and lies above every id drawn before.
+SELECT pgjq.enqueue('t', '{}', queue_name => 'node_q') AS single \gset
+SELECT :single % 1024 AS residue, :single > :before_join AS above_history;
+SELECT bool_and(i % 1024 = 5) AS batch_names_node, count(*)
+  FROM unnest(pgjq.enqueue_batch('t', '[{}, {}, {}]', queue_name => 'node_q')) i;
+INSERT INTO pgjq.jobs (queue_name, job_type) VALUES ('node_q', 't');
+SELECT bool_and(id % 1024 = 5) AS all_live_jobs_name_node FROM pgjq.live_jobs;
+
+-- Joining again as the same node changes nothing; as another node is refused while node 5's jobs wait.
+SELECT pgjq.join_cluster(5);
+SELECT pgjq.enqueue('t', '{}', queue_name => 'node_q') % 1024 AS residue_after_rejoin;
+SELECT pgjq.join_cluster(6);
+SELECT pgjq.cluster_node();
+
+-- Only the extension's owner may join: a plain role is refused.
+CREATE ROLE regress_pgjq_stranger;
+SET ROLE regress_pgjq_stranger;
+SELECT pgjq.join_cluster(7);
+SELECT pgjq.cluster_node();
+RESET ROLE;
+DROP ROLE regress_pgjq_stranger;
+SELECT pgjq.drop_queue('node_q', force => true);

@@ -3,11 +3,11 @@
 # (scripts/stage.sh): temporary instances, so no server has to be running and nothing has to be installed
 # system-wide. scripts/test.sh runs them and the client's suites.
 
-EXTENSION  = pgjq
+EXTENSION  = pgjq pgjq_router
 MODULE_big = pgjq
 EXT_SRCS   = $(sort $(wildcard src/extension/*.cpp src/extension/*/*.cpp))
 OBJS       = $(EXT_SRCS:.cpp=.o)
-DATA       = $(sort $(wildcard src/extension/pgjq--*.sql))
+DATA       = $(sort $(wildcard src/extension/pgjq--*.sql src/router/pgjq_router--*.sql))
 PGFILEDESC = "pgjq - job queue inside PostgreSQL"
 
 PG_CONFIG ?= pg_config

@@ -1,0 +1,813 @@
+-- pgjq_router: the router database of a pgjq cluster (docs/scale-out.md). PL/Proxy runs each call on the
+-- node that holds its queue or its job; this database holds only the cluster's shape: the nodes (the
+-- options of the SQL/MED server pgjq_nodes, one libpq conninfo per node) and the placement of the queues.
+-- It offers pgjq's producer, worker and admin calls under the same names, arguments and results.
+\echo Use "CREATE EXTENSION pgjq_router" to load this file. \quit
+
+-- Nodes and placement -------------------------------------------------------------------------------
+
+CREATE SCHEMA pgjq_router;
+CREATE SCHEMA pgjq;
+GRANT USAGE ON SCHEMA pgjq_router, pgjq TO PUBLIC;
+
+-- The same labels, in the same order, as on the nodes (results cross in text form: disable_binary).
+CREATE TYPE pgjq.job_status AS ENUM ('waiting', 'pending', 'claimed', 'running', 'completed', 'failed', 'cancelled');
+
+-- Each queue has partitions 0..n-1 (most have one), each on its own node. A move in progress keeps the
+-- node the partition leaves as draining_node: workers drain it while producers already reach the new node.
+CREATE TABLE pgjq_router.placements (
+    queue_name    text    NOT NULL CHECK (length(queue_name) BETWEEN 1 AND 200),
+    partition     integer NOT NULL CHECK (partition BETWEEN 0 AND 1023),
+    node          integer NOT NULL CHECK (node BETWEEN 0 AND 1023),
+    draining_node integer CHECK (draining_node BETWEEN 0 AND 1023 AND draining_node <> node),
+    resume_after_move boolean NOT NULL DEFAULT false,  -- the move paused a FIFO queue on the new node
+    PRIMARY KEY (queue_name, partition),
+    UNIQUE (queue_name, node)
+);
+SELECT pg_catalog.pg_extension_config_dump('pgjq_router.placements', '');
+-- Everyone may read where queues live (the cluster client needs it); only the owner, or roles it grants
+-- INSERT, UPDATE, DELETE to, may change it (create_queue and drop_queue through the router do).
+GRANT SELECT ON pgjq_router.placements TO PUBLIC;
+
+-- Node n is the server's option pn: PL/Proxy's partition n (modular_mapping: any number of nodes).
+CREATE FUNCTION pgjq_router.nodes(OUT node integer, OUT conninfo text) RETURNS SETOF record
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT substr(o.option_name, 2)::integer, o.option_value
+      FROM pg_catalog.pg_foreign_server s, pg_catalog.pg_options_to_table(s.srvoptions) o
+     WHERE s.srvname = 'pgjq_nodes' AND o.option_name ~ '^p[0-9]+$'
+     ORDER BY 1
+$$;
+GRANT EXECUTE ON FUNCTION pgjq_router.nodes() TO PUBLIC;
+
+CREATE FUNCTION pgjq_router.checked_node(node integer) RETURNS integer
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF node IS NULL OR NOT EXISTS (SELECT FROM pgjq_router.nodes() n WHERE n.node = checked_node.node) THEN
+        RAISE EXCEPTION 'pgjq: node % is not in the cluster', coalesce(node::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'pgjq_router.nodes() lists the nodes.';
+    END IF;
+    RETURN node;
+END
+$$;
+
+-- A job's id names its node (pgjq.join_cluster on the node).
+CREATE FUNCTION pgjq_router.job_node(job_id bigint) RETURNS integer
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF job_id IS NULL THEN
+        RAISE EXCEPTION 'job_id must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pgjq_router.nodes() n WHERE n.node = job_id % 1024) THEN
+        RAISE EXCEPTION 'job % does not exist', job_id USING ERRCODE = 'no_data_found',
+            DETAIL = format('Its id names node %s, which is not in the cluster.', job_id % 1024);
+    END IF;
+    RETURN (job_id % 1024)::integer;
+END
+$$;
+
+CREATE FUNCTION pgjq_router.raise_unplaced_queue(queue_name text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RAISE EXCEPTION 'queue "%" does not exist', queue_name USING ERRCODE = 'undefined_object',
+        DETAIL = 'The router holds no placement for it.',
+        HINT = 'Create it through the router (pgjq.create_queue), or place it with pgjq_router.place_queue.';
+END
+$$;
+
+-- The node a producer's job goes to: the queue's only partition, or for a partitioned queue the
+-- partition of the routing key (the same key, the same partition: per-key order and uniqueness hold), a
+-- random one without a key.
+CREATE FUNCTION pgjq_router.queue_node(queue_name text, routing_key text) RETURNS integer
+    LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    partitions integer;
+    chosen integer;
+BEGIN
+    SELECT count(*) INTO partitions FROM pgjq_router.placements p WHERE p.queue_name = queue_node.queue_name;
+    IF partitions = 0 THEN
+        PERFORM pgjq_router.raise_unplaced_queue(queue_name);
+    END IF;
+    chosen := CASE WHEN partitions = 1 THEN 0
+                   WHEN routing_key IS NULL THEN floor(random() * partitions)::integer
+                   ELSE ((hashtext(routing_key)::bigint & 2147483647) % partitions)::integer END;
+    RETURN (SELECT p.node FROM pgjq_router.placements p
+             WHERE p.queue_name = queue_node.queue_name AND p.partition = chosen);
+END
+$$;
+
+-- Every node that holds the queue (admin calls reach them all).
+CREATE FUNCTION pgjq_router.queue_nodes(queue_name text) RETURNS SETOF integer
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT DISTINCT x.node
+      FROM pgjq_router.placements p, LATERAL (VALUES (p.node), (p.draining_node)) x(node)
+     WHERE p.queue_name = queue_nodes.queue_name AND x.node IS NOT NULL
+     ORDER BY 1
+$$;
+
+-- Every node a worker of the queue claims from (NULL: every node), in a random order so that workers
+-- spread over the partitions: each partition's node, and a node a partition is leaving.
+CREATE FUNCTION pgjq_router.claim_nodes(queue_name text) RETURNS SETOF integer
+    LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF queue_name IS NULL THEN
+        RETURN QUERY SELECT n.node FROM pgjq_router.nodes() n ORDER BY random();
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT q FROM pgjq_router.queue_nodes(queue_name) q ORDER BY random();
+    IF NOT FOUND THEN
+        PERFORM pgjq_router.raise_unplaced_queue(queue_name);
+    END IF;
+END
+$$;
+
+GRANT EXECUTE ON FUNCTION pgjq_router.checked_node(integer), pgjq_router.job_node(bigint),
+    pgjq_router.raise_unplaced_queue(text), pgjq_router.queue_node(text, text), pgjq_router.claim_nodes(text),
+    pgjq_router.queue_nodes(text)
+    TO PUBLIC;
+
+-- Listings, gathered from every node ---------------------------------------------------------------
+-- As on a node, except that enqueued_by and claimed_by are role names (text): a node's roles need not
+-- exist in the router's server.
+
+CREATE FUNCTION pgjq_router.all_jobs()
+    RETURNS TABLE (id bigint, queue_name text, job_type text, priority integer, status pgjq.job_status,
+                   payload jsonb, result jsonb, run_at timestamptz, unique_key text, progress integer,
+                   current_stage text, events_count integer, worker_id text, claimed_at timestamptz,
+                   heartbeat_at timestamptz, lease_expires_at timestamptz, created_at timestamptz,
+                   started_at timestamptz, completed_at timestamptz, failed_at timestamptz,
+                   cancelled_at timestamptz, attempts integer, max_attempts integer, last_error text,
+                   enqueued_by text, claimed_by text, group_key text, depends_on bigint[], timeout interval,
+                   timeout_at timestamptz)
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT * FROM pgjq.jobs;
+$$;
+CREATE VIEW pgjq.jobs AS SELECT * FROM pgjq_router.all_jobs();
+
+CREATE FUNCTION pgjq_router.all_queue_stats()
+    RETURNS TABLE (queue_name text, pending bigint, scheduled bigint, claimed bigint, running bigint,
+                   completed bigint, failed bigint, cancelled bigint, oldest_runnable_age interval,
+                   max_pending bigint, fifo boolean, paused boolean, waiting bigint)
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT * FROM pgjq.queue_stats;
+$$;
+-- A partitioned queue is one row: its partitions' counts added (max_pending holds per partition).
+CREATE VIEW pgjq.queue_stats AS
+    SELECT s.queue_name, sum(s.pending)::bigint AS pending, sum(s.scheduled)::bigint AS scheduled,
+           sum(s.claimed)::bigint AS claimed, sum(s.running)::bigint AS running,
+           sum(s.completed)::bigint AS completed, sum(s.failed)::bigint AS failed,
+           sum(s.cancelled)::bigint AS cancelled, max(s.oldest_runnable_age) AS oldest_runnable_age,
+           max(s.max_pending) AS max_pending, bool_or(s.fifo) AS fifo, bool_or(s.paused) AS paused,
+           sum(s.waiting)::bigint AS waiting
+      FROM pgjq_router.all_queue_stats() s GROUP BY s.queue_name;
+
+CREATE FUNCTION pgjq_router.all_queue_metrics()
+    RETURNS TABLE (queue_name text, unfinished bigint, completed bigint, failed bigint, cancelled bigint,
+                   workers bigint, next_job_age interval, paused boolean)
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT * FROM pgjq.queue_metrics;
+$$;
+CREATE VIEW pgjq.queue_metrics AS
+    SELECT m.queue_name, sum(m.unfinished)::bigint AS unfinished, sum(m.completed)::bigint AS completed,
+           sum(m.failed)::bigint AS failed, sum(m.cancelled)::bigint AS cancelled,
+           sum(m.workers)::bigint AS workers, max(m.next_job_age) AS next_job_age, bool_or(m.paused) AS paused
+      FROM pgjq_router.all_queue_metrics() m GROUP BY m.queue_name;
+
+GRANT SELECT ON pgjq.jobs, pgjq.queue_stats, pgjq.queue_metrics TO PUBLIC;
+
+-- Producers ----------------------------------------------------------------------------------------
+-- One PL/Proxy call each: the job goes to its queue's node (a partitioned queue's: by group_key, else
+-- unique_key, else at random). Each runs in its own transaction on the node (docs/scale-out.md).
+
+CREATE FUNCTION pgjq.enqueue(job_type text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
+                             priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
+                             max_attempts integer DEFAULT NULL, unique_key text DEFAULT NULL,
+                             group_key text DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
+                             timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL)
+    RETURNS bigint LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.queue_node(queue_name, coalesce(group_key, unique_key));
+$$;
+CREATE FUNCTION pgjq.try_enqueue(job_type text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
+                                 priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
+                                 max_attempts integer DEFAULT NULL, unique_key text DEFAULT NULL,
+                                 group_key text DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
+                                 timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL)
+    RETURNS bigint LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.queue_node(queue_name, coalesce(group_key, unique_key));
+$$;
+
+CREATE FUNCTION pgjq_router.enqueue_batch_on(node integer, job_type text, payloads jsonb, queue_name text,
+                                             priority integer, run_at timestamptz, max_attempts integer,
+                                             unique_keys text[], group_keys text[], depends_on bigint[],
+                                             timeout interval, unique_for interval)
+    RETURNS bigint[] LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT pgjq.enqueue_batch(job_type, payloads, queue_name, priority, run_at, max_attempts, unique_keys,
+                              group_keys, depends_on, timeout, unique_for);
+$$;
+
+-- A partitioned queue's batch is split by routing key, one call per partition (each commits on its own);
+-- the ids come back in payload order.
+CREATE FUNCTION pgjq.enqueue_batch(job_type text, payloads jsonb, queue_name text DEFAULT 'default',
+                                   priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
+                                   max_attempts integer DEFAULT NULL, unique_keys text[] DEFAULT NULL,
+                                   group_keys text[] DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
+                                   timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL)
+    RETURNS bigint[] LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target record;
+    ids bigint[];
+    result bigint[];
+BEGIN
+    IF (SELECT count(*) FROM pgjq_router.placements p WHERE p.queue_name = enqueue_batch.queue_name) <= 1
+       OR jsonb_typeof(payloads) IS DISTINCT FROM 'array' THEN
+        RETURN pgjq_router.enqueue_batch_on(pgjq_router.queue_node(queue_name, NULL), job_type, payloads,
+                                            queue_name, priority, run_at, max_attempts, unique_keys, group_keys,
+                                            depends_on, timeout, unique_for);
+    END IF;
+    result := array_fill(NULL::bigint, ARRAY[jsonb_array_length(payloads)]);
+    FOR target IN
+        SELECT pgjq_router.queue_node(queue_name, coalesce(group_keys[e.i], unique_keys[e.i])) AS node,
+               array_agg(e.i ORDER BY e.i) AS positions, jsonb_agg(e.payload ORDER BY e.i) AS payloads,
+               CASE WHEN unique_keys IS NOT NULL THEN array_agg(unique_keys[e.i] ORDER BY e.i) END AS unique_keys,
+               CASE WHEN group_keys IS NOT NULL THEN array_agg(group_keys[e.i] ORDER BY e.i) END AS group_keys
+          FROM jsonb_array_elements(payloads) WITH ORDINALITY e(payload, i)
+         GROUP BY 1
+    LOOP
+        ids := pgjq_router.enqueue_batch_on(target.node, job_type, target.payloads, queue_name, priority, run_at,
+                                            max_attempts, target.unique_keys, target.group_keys, depends_on,
+                                            timeout, unique_for);
+        FOR i IN 1 .. cardinality(target.positions) LOOP
+            result[target.positions[i]] := ids[i];
+        END LOOP;
+    END LOOP;
+    RETURN result;
+END
+$$;
+
+-- Workers ------------------------------------------------------------------------------------------
+
+CREATE FUNCTION pgjq_router.claim_job_batch_on(node integer, worker_id text, job_types text[],
+                                               batch_size integer, queue_name text)
+    RETURNS SETOF pgjq.jobs LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT * FROM pgjq.claim_job_batch(worker_id, job_types, batch_size, queue_name);
+$$;
+
+-- Up to batch_size jobs from the queue's nodes, visited in a random order until the batch is full. A node
+-- that cannot be reached is passed over (a NOTICE says so): its queues wait, the others go on.
+CREATE FUNCTION pgjq.claim_job_batch(worker_id text, job_types text[] DEFAULT NULL, batch_size integer DEFAULT 10,
+                                     queue_name text DEFAULT 'default')
+    RETURNS SETOF pgjq.jobs LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    node integer;
+    remaining integer := batch_size;
+    got integer;
+BEGIN
+    FOR node IN SELECT * FROM pgjq_router.claim_nodes(queue_name) LOOP
+        BEGIN
+            RETURN QUERY SELECT * FROM pgjq_router.claim_job_batch_on(node, worker_id, job_types, remaining, queue_name);
+            GET DIAGNOSTICS got = ROW_COUNT;
+        EXCEPTION WHEN internal_error THEN
+            -- PL/Proxy reports a node it cannot reach as XX000; a node's own errors keep their SQLSTATE.
+            RAISE NOTICE 'pgjq: node % passed over: %', node, SQLERRM;
+            got := 0;
+        END;
+        remaining := remaining - got;
+        EXIT WHEN remaining <= 0;
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION pgjq_router.complete_and_claim_on(node integer, worker_id text, completed_ids bigint[],
+                                                  job_types text[], batch_size integer, queue_name text)
+    RETURNS SETOF pgjq.jobs LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT * FROM pgjq.complete_and_claim(worker_id, completed_ids, job_types, batch_size, queue_name);
+$$;
+
+-- One round trip when the queue lives on one node and the finished jobs are its own (the common case);
+-- otherwise complete_batch, then claim_job_batch.
+CREATE FUNCTION pgjq.complete_and_claim(worker_id text, completed_ids bigint[], job_types text[] DEFAULT NULL,
+                                        batch_size integer DEFAULT 10, queue_name text DEFAULT 'default')
+    RETURNS SETOF pgjq.jobs LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    nodes integer[];
+BEGIN
+    nodes := ARRAY(SELECT * FROM pgjq_router.queue_nodes(queue_name));
+    IF cardinality(nodes) = 1
+       AND NOT EXISTS (SELECT FROM unnest(completed_ids) c WHERE c IS NULL OR c % 1024 <> nodes[1]) THEN
+        RETURN QUERY SELECT * FROM pgjq_router.complete_and_claim_on(nodes[1], worker_id, completed_ids,
+                                                                     job_types, batch_size, queue_name);
+        RETURN;
+    END IF;
+    PERFORM pgjq.complete_batch(completed_ids, worker_id);
+    RETURN QUERY SELECT * FROM pgjq.claim_job_batch(worker_id, job_types, batch_size, queue_name);
+END
+$$;
+
+CREATE FUNCTION pgjq.complete(job_id bigint, worker_id text, result jsonb DEFAULT NULL)
+    RETURNS void LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.job_node(job_id);
+$$;
+CREATE FUNCTION pgjq.fail(job_id bigint, worker_id text, error_message text, retry_in interval DEFAULT NULL)
+    RETURNS pgjq.job_status LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.job_node(job_id);
+$$;
+CREATE FUNCTION pgjq.heartbeat(job_id bigint, worker_id text)
+    RETURNS timestamptz LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.job_node(job_id);
+$$;
+CREATE FUNCTION pgjq.progress(job_id bigint, worker_id text, progress integer, current_stage text DEFAULT NULL)
+    RETURNS void LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.job_node(job_id);
+$$;
+
+CREATE FUNCTION pgjq_router.complete_batch_split(job_ids bigint[], worker_id text)
+    RETURNS SETOF integer LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    SPLIT job_ids;
+    RUN ON pgjq_router.job_node(job_ids);
+    SELECT pgjq.complete_batch(job_ids, worker_id);
+$$;
+CREATE FUNCTION pgjq.complete_batch(job_ids bigint[], worker_id text)
+    RETURNS integer LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN cardinality(job_ids) = 0 THEN 0
+                ELSE (SELECT sum(n)::integer FROM pgjq_router.complete_batch_split(job_ids, worker_id) n) END
+$$;
+
+-- An in-transaction claim holds its jobs in the caller's transaction; through the router that transaction
+-- would be PL/Proxy's own, committed at once. Refused: claim on the queue's node (docs/scale-out.md).
+CREATE FUNCTION pgjq_router.refuse_in_transaction(call text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RAISE EXCEPTION 'pgjq: % cannot run through the router', call USING ERRCODE = 'feature_not_supported',
+        DETAIL = 'A call through the router commits on the node in its own transaction.',
+        HINT = 'Connect to the queue''s node (pgjq_router.placements, pgjq_router.nodes()) and call it there.';
+END
+$$;
+CREATE FUNCTION pgjq.claim_in_transaction(worker_id text, job_types text[] DEFAULT NULL,
+                                          batch_size integer DEFAULT 10, queue_name text DEFAULT 'default')
+    RETURNS SETOF pgjq.jobs LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM pgjq_router.refuse_in_transaction('claim_in_transaction');
+END
+$$;
+CREATE FUNCTION pgjq.complete_in_transaction(job_ids bigint[], worker_id text)
+    RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM pgjq_router.refuse_in_transaction('complete_in_transaction');
+    RETURN NULL;
+END
+$$;
+CREATE FUNCTION pgjq.fail_in_transaction(job_id bigint, worker_id text, error_message text,
+                                         retry_in interval DEFAULT NULL)
+    RETURNS pgjq.job_status LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM pgjq_router.refuse_in_transaction('fail_in_transaction');
+    RETURN NULL;
+END
+$$;
+
+-- Admin --------------------------------------------------------------------------------------------
+
+CREATE FUNCTION pgjq_router.create_queue_on(node integer, queue_name text, max_pending bigint, fifo boolean,
+                                            max_attempts integer, lease interval, group_concurrency integer,
+                                            max_running integer, rate_limit integer, rate_interval interval,
+                                            job_timeout interval)
+    RETURNS void LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT pgjq.create_queue(queue_name, max_pending, fifo, max_attempts, lease, group_concurrency, max_running,
+                             rate_limit, rate_interval, job_timeout);
+$$;
+
+-- A queue the router does not place yet goes to a node chosen by the hash of its name, and stays there
+-- (the placement is stored: adding nodes later moves nothing). With a placement (place_queue), each of
+-- its nodes gets the queue. Writes pgjq_router.placements: the caller needs that privilege too.
+CREATE FUNCTION pgjq.create_queue(queue_name text, max_pending bigint DEFAULT NULL, fifo boolean DEFAULT false,
+                                  max_attempts integer DEFAULT 3, lease interval DEFAULT '5 minutes',
+                                  group_concurrency integer DEFAULT 1, max_running integer DEFAULT NULL,
+                                  rate_limit integer DEFAULT NULL, rate_interval interval DEFAULT '1 second',
+                                  job_timeout interval DEFAULT NULL)
+    RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    node integer;
+BEGIN
+    IF queue_name IS NULL THEN
+        RAISE EXCEPTION 'queue_name must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pgjq_router.placements p WHERE p.queue_name = create_queue.queue_name) THEN
+        INSERT INTO pgjq_router.placements (queue_name, partition, node)
+        SELECT create_queue.queue_name, 0, n.node
+          FROM pgjq_router.nodes() n
+         ORDER BY n.node
+        OFFSET (hashtext(queue_name)::bigint & 2147483647) % greatest((SELECT count(*) FROM pgjq_router.nodes()), 1)
+         LIMIT 1;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'pgjq: the cluster has no nodes' USING ERRCODE = 'object_not_in_prerequisite_state',
+                HINT = 'Add them with pgjq_router.add_node(conninfo).';
+        END IF;
+    END IF;
+    FOR node IN SELECT * FROM pgjq_router.queue_nodes(queue_name) LOOP
+        PERFORM pgjq_router.create_queue_on(node, queue_name, max_pending, fifo, max_attempts, lease,
+                                            group_concurrency, max_running, rate_limit, rate_interval, job_timeout);
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION pgjq_router.alter_queue_on(node integer, queue_name text, max_pending bigint, fifo boolean,
+                                           max_attempts integer, lease interval, retry_base interval,
+                                           retry_cap interval, retention interval, clear_max_pending boolean,
+                                           keep_completed boolean, group_concurrency integer,
+                                           max_running integer, rate_limit integer, rate_interval interval,
+                                           job_timeout interval)
+    RETURNS void LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT pgjq.alter_queue(queue_name, max_pending, fifo, max_attempts, lease, retry_base, retry_cap, retention,
+                            clear_max_pending, keep_completed, group_concurrency, max_running, rate_limit,
+                            rate_interval, job_timeout);
+$$;
+CREATE FUNCTION pgjq.alter_queue(queue_name text, max_pending bigint DEFAULT NULL, fifo boolean DEFAULT NULL,
+                                 max_attempts integer DEFAULT NULL, lease interval DEFAULT NULL,
+                                 retry_base interval DEFAULT NULL, retry_cap interval DEFAULT NULL,
+                                 retention interval DEFAULT NULL, clear_max_pending boolean DEFAULT false,
+                                 keep_completed boolean DEFAULT NULL, group_concurrency integer DEFAULT NULL,
+                                 max_running integer DEFAULT NULL, rate_limit integer DEFAULT NULL,
+                                 rate_interval interval DEFAULT NULL, job_timeout interval DEFAULT NULL)
+    RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    node integer;
+BEGIN
+    FOR node IN SELECT * FROM pgjq_router.claim_nodes(queue_name) LOOP
+        PERFORM pgjq_router.alter_queue_on(node, queue_name, max_pending, fifo, max_attempts, lease, retry_base,
+                                           retry_cap, retention, clear_max_pending, keep_completed,
+                                           group_concurrency, max_running, rate_limit, rate_interval, job_timeout);
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION pgjq_router.drop_queue_on(node integer, queue_name text, force boolean)
+    RETURNS void LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT pgjq.drop_queue(queue_name, force);
+$$;
+-- Each node's drop commits on its own: if one refuses (55006: unfinished jobs), the nodes dropped before
+-- it stay dropped and the placement stays; calling again finishes the work.
+CREATE FUNCTION pgjq.drop_queue(queue_name text, force boolean DEFAULT false)
+    RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    node integer;
+BEGIN
+    FOR node IN SELECT * FROM pgjq_router.claim_nodes(queue_name) LOOP
+        BEGIN
+            PERFORM pgjq_router.drop_queue_on(node, queue_name, force);
+        EXCEPTION WHEN undefined_object THEN
+            NULL;  -- dropped there by an earlier call
+        END;
+    END LOOP;
+    DELETE FROM pgjq_router.placements p WHERE p.queue_name = drop_queue.queue_name;
+END
+$$;
+
+CREATE FUNCTION pgjq_router.pause_queue_on(node integer, queue_name text, pause boolean)
+    RETURNS void LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT CASE WHEN pause THEN pgjq.pause_queue(queue_name) ELSE pgjq.resume_queue(queue_name) END;
+$$;
+CREATE FUNCTION pgjq.pause_queue(queue_name text) RETURNS void
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT pgjq_router.pause_queue_on(n, queue_name, true) FROM pgjq_router.claim_nodes(queue_name) n;
+$$;
+CREATE FUNCTION pgjq.resume_queue(queue_name text) RETURNS void
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT pgjq_router.pause_queue_on(n, queue_name, false) FROM pgjq_router.claim_nodes(queue_name) n;
+$$;
+
+CREATE FUNCTION pgjq.cancel(job_id bigint) RETURNS boolean LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.job_node(job_id);
+$$;
+CREATE FUNCTION pgjq.retry(job_id bigint) RETURNS void LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.job_node(job_id);
+$$;
+
+-- Bulk operations on one queue: every node of the queue, the counts added.
+CREATE FUNCTION pgjq_router.retry_failed_on(node integer, queue_name text, job_type text, failed_after timestamptz,
+                                            failed_before timestamptz, max_jobs integer)
+    RETURNS bigint LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT pgjq.retry_failed(queue_name, job_type, failed_after, failed_before, max_jobs);
+$$;
+CREATE FUNCTION pgjq.retry_failed(queue_name text, job_type text DEFAULT NULL, failed_after timestamptz DEFAULT NULL,
+                                  failed_before timestamptz DEFAULT NULL, max_jobs integer DEFAULT 1000)
+    RETURNS bigint LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(sum(pgjq_router.retry_failed_on(n, queue_name, job_type, failed_after, failed_before, max_jobs)), 0)::bigint
+      FROM pgjq_router.claim_nodes(queue_name) n;
+$$;
+CREATE FUNCTION pgjq_router.cancel_jobs_on(node integer, queue_name text, job_type text, created_after timestamptz,
+                                           created_before timestamptz, status pgjq.job_status, max_jobs integer)
+    RETURNS bigint LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT pgjq.cancel_jobs(queue_name, job_type, created_after, created_before, status, max_jobs);
+$$;
+CREATE FUNCTION pgjq.cancel_jobs(queue_name text, job_type text DEFAULT NULL, created_after timestamptz DEFAULT NULL,
+                                 created_before timestamptz DEFAULT NULL, status pgjq.job_status DEFAULT NULL,
+                                 max_jobs integer DEFAULT 1000)
+    RETURNS bigint LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(sum(pgjq_router.cancel_jobs_on(n, queue_name, job_type, created_after, created_before, status,
+                                                   max_jobs)), 0)::bigint
+      FROM pgjq_router.claim_nodes(queue_name) n;
+$$;
+CREATE FUNCTION pgjq_router.delete_jobs_on(node integer, queue_name text, job_type text, finished_after timestamptz,
+                                           finished_before timestamptz, status pgjq.job_status, max_jobs integer)
+    RETURNS bigint LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT pgjq.delete_jobs(queue_name, job_type, finished_after, finished_before, status, max_jobs);
+$$;
+CREATE FUNCTION pgjq.delete_jobs(queue_name text, job_type text DEFAULT NULL, finished_after timestamptz DEFAULT NULL,
+                                 finished_before timestamptz DEFAULT NULL, status pgjq.job_status DEFAULT NULL,
+                                 max_jobs integer DEFAULT 1000)
+    RETURNS bigint LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(sum(pgjq_router.delete_jobs_on(n, queue_name, job_type, finished_after, finished_before, status,
+                                                   max_jobs)), 0)::bigint
+      FROM pgjq_router.claim_nodes(queue_name) n;
+$$;
+
+-- Housekeeping on every node, the counts added.
+CREATE FUNCTION pgjq_router.recover_stale_all() RETURNS SETOF integer LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT pgjq.recover_stale();
+$$;
+CREATE FUNCTION pgjq.recover_stale() RETURNS integer LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(sum(n), 0)::integer FROM pgjq_router.recover_stale_all() n;
+$$;
+CREATE FUNCTION pgjq_router.prune_all(older_than interval) RETURNS SETOF bigint LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT pgjq.prune(older_than);
+$$;
+CREATE FUNCTION pgjq.prune(older_than interval) RETURNS bigint LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(sum(n), 0)::bigint FROM pgjq_router.prune_all(older_than) n;
+$$;
+
+-- Schedules: a schedule lives on a node of its queue (a partitioned queue's: by the schedule's name);
+-- the calls by name reach every node.
+CREATE FUNCTION pgjq.schedule(schedule_name text, cron text, job_type text, payload jsonb DEFAULT '{}',
+                              queue_name text DEFAULT 'default', priority integer DEFAULT 100,
+                              max_attempts integer DEFAULT NULL, time_zone text DEFAULT 'UTC',
+                              missed text DEFAULT 'skip', paused boolean DEFAULT false)
+    RETURNS timestamptz LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.queue_node(queue_name, schedule_name);
+$$;
+CREATE FUNCTION pgjq_router.schedule_call_all(schedule_name text, action text) RETURNS SETOF boolean
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT CASE action WHEN 'unschedule' THEN pgjq.unschedule(schedule_name)
+                       WHEN 'pause' THEN pgjq.pause_schedule(schedule_name)
+                       WHEN 'resume' THEN pgjq.resume_schedule(schedule_name) END;
+$$;
+CREATE FUNCTION pgjq.unschedule(schedule_name text) RETURNS boolean
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(bool_or(r), false) FROM pgjq_router.schedule_call_all(schedule_name, 'unschedule') r;
+$$;
+CREATE FUNCTION pgjq.pause_schedule(schedule_name text) RETURNS boolean
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(bool_or(r), false) FROM pgjq_router.schedule_call_all(schedule_name, 'pause') r;
+$$;
+CREATE FUNCTION pgjq.resume_schedule(schedule_name text) RETURNS boolean
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(bool_or(r), false) FROM pgjq_router.schedule_call_all(schedule_name, 'resume') r;
+$$;
+
+-- Capabilities: a grant for one queue reaches that queue's nodes, a grant for every queue every node.
+CREATE FUNCTION pgjq_router.capability_on(node integer, role_name name, capability text, queue_name text,
+                                          grant_it boolean)
+    RETURNS void LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT CASE WHEN grant_it THEN
+                CASE capability WHEN 'producer' THEN pgjq.grant_producer(role_name, queue_name)
+                                WHEN 'worker' THEN pgjq.grant_worker(role_name, queue_name)
+                                WHEN 'admin' THEN pgjq.grant_admin(role_name, queue_name)
+                                WHEN 'observer' THEN pgjq.grant_observer(role_name, queue_name) END
+           ELSE CASE capability WHEN 'producer' THEN pgjq.revoke_producer(role_name, queue_name)
+                                WHEN 'worker' THEN pgjq.revoke_worker(role_name, queue_name)
+                                WHEN 'admin' THEN pgjq.revoke_admin(role_name, queue_name)
+                                WHEN 'observer' THEN pgjq.revoke_observer(role_name, queue_name) END END;
+$$;
+CREATE FUNCTION pgjq_router.set_capability(role_name name, capability text, queue_name text, grant_it boolean)
+    RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT pgjq_router.capability_on(n, role_name, capability, queue_name, grant_it)
+      FROM (SELECT node FROM pgjq_router.nodes() WHERE queue_name IS NULL
+            UNION SELECT * FROM pgjq_router.claim_nodes(queue_name) WHERE queue_name IS NOT NULL) t(n);
+$$;
+CREATE FUNCTION pgjq.grant_producer(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    BEGIN ATOMIC SELECT pgjq_router.set_capability(role_name, 'producer', queue_name, true); END;
+CREATE FUNCTION pgjq.grant_worker(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    BEGIN ATOMIC SELECT pgjq_router.set_capability(role_name, 'worker', queue_name, true); END;
+CREATE FUNCTION pgjq.grant_admin(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    BEGIN ATOMIC SELECT pgjq_router.set_capability(role_name, 'admin', queue_name, true); END;
+CREATE FUNCTION pgjq.grant_observer(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    BEGIN ATOMIC SELECT pgjq_router.set_capability(role_name, 'observer', queue_name, true); END;
+CREATE FUNCTION pgjq.revoke_producer(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    BEGIN ATOMIC SELECT pgjq_router.set_capability(role_name, 'producer', queue_name, false); END;
+CREATE FUNCTION pgjq.revoke_worker(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    BEGIN ATOMIC SELECT pgjq_router.set_capability(role_name, 'worker', queue_name, false); END;
+CREATE FUNCTION pgjq.revoke_admin(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    BEGIN ATOMIC SELECT pgjq_router.set_capability(role_name, 'admin', queue_name, false); END;
+CREATE FUNCTION pgjq.revoke_observer(role_name name, queue_name text DEFAULT NULL) RETURNS void LANGUAGE sql
+    BEGIN ATOMIC SELECT pgjq_router.set_capability(role_name, 'observer', queue_name, false); END;
+
+-- The cluster's shape: nodes, placement, moves (the router's owner; docs/scale-out.md) ----------------
+
+CREATE FUNCTION pgjq_router.join_cluster_on(node integer) RETURNS integer LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT pgjq.join_cluster(node);
+$$;
+
+-- Adds a node (a database with pgjq, no unfinished jobs) as the next node number and makes it draw ids
+-- that name it. The conninfo must not hold a password: passwords belong in user mappings of pgjq_nodes
+-- (the PUBLIC mapping made here connects as the calling role, with .pgpass or trust).
+CREATE FUNCTION pgjq_router.add_node(conninfo text) RETURNS integer
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    node integer;
+BEGIN
+    IF conninfo IS NULL OR length(conninfo) NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'pgjq: conninfo must hold 1 to 1000 characters' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF conninfo ~* '(^|\s)password\s*=' THEN
+        RAISE EXCEPTION 'pgjq: a node''s conninfo must not hold a password' USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Everyone may read the nodes'' conninfo: put passwords in a user mapping for SERVER pgjq_nodes.';
+    END IF;
+    LOCK TABLE pgjq_router.placements IN SHARE ROW EXCLUSIVE MODE;  -- one add_node at a time
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server WHERE srvname = 'pgjq_nodes') THEN
+        -- Text transfer: a node's regrole and enum values cross as names, never as oids. PL/Proxy refuses
+        -- a cluster without partitions, so the server comes with its first node.
+        EXECUTE format('CREATE SERVER pgjq_nodes FOREIGN DATA WRAPPER plproxy'
+                       ' OPTIONS (modular_mapping %L, disable_binary %L, p0 %L)', '1', '1', conninfo);
+        CREATE USER MAPPING FOR PUBLIC SERVER pgjq_nodes;
+        GRANT USAGE ON FOREIGN SERVER pgjq_nodes TO PUBLIC;
+        node := 0;
+    ELSE
+        SELECT count(*) INTO node FROM pgjq_router.nodes();
+        IF node >= 1024 THEN
+            RAISE EXCEPTION 'pgjq: a cluster holds at most 1024 nodes' USING ERRCODE = 'program_limit_exceeded';
+        END IF;
+        EXECUTE format('ALTER SERVER pgjq_nodes OPTIONS (ADD %I %L)', 'p' || node, conninfo);
+    END IF;
+    PERFORM pgjq_router.join_cluster_on(node);
+    RETURN node;
+END
+$$;
+
+-- Places a queue the router does not place yet: partition i on nodes[i] (one node: an ordinary queue).
+-- The queue may already exist on those nodes (a queue made on a node before the router knew it);
+-- pgjq.create_queue through the router creates it where it is missing.
+CREATE FUNCTION pgjq_router.place_queue(queue_name text, nodes integer[]) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF queue_name IS NULL OR nodes IS NULL OR cardinality(nodes) = 0 THEN
+        RAISE EXCEPTION 'pgjq: place_queue needs a queue name and at least one node'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF cardinality(nodes) > 1024 OR (SELECT count(DISTINCT n) FROM unnest(nodes) n) <> cardinality(nodes) THEN
+        RAISE EXCEPTION 'pgjq: the partitions of a queue need distinct nodes' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM pgjq_router.checked_node(n) FROM unnest(nodes) n;
+    IF EXISTS (SELECT FROM pgjq_router.placements p WHERE p.queue_name = place_queue.queue_name) THEN
+        RAISE EXCEPTION 'pgjq: queue "%" is placed already', queue_name USING ERRCODE = 'duplicate_object',
+            HINT = 'pgjq_router.move_queue moves a partition to another node.';
+    END IF;
+    INSERT INTO pgjq_router.placements (queue_name, partition, node)
+    SELECT place_queue.queue_name, (o.i - 1)::integer, o.n FROM unnest(nodes) WITH ORDINALITY o(n, i);
+END
+$$;
+
+CREATE FUNCTION pgjq_router.queue_settings_on(node integer, queue_name text)
+    RETURNS TABLE (max_pending bigint, fifo boolean, max_attempts integer, lease interval, retry_base interval,
+                   retry_cap interval, retention interval, keep_completed boolean, paused boolean,
+                   group_concurrency integer, max_running integer, rate_limit integer, rate_interval interval,
+                   job_timeout interval)
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT q.max_pending, q.fifo, q.max_attempts, q.lease, q.retry_base, q.retry_cap, q.retention,
+           q.keep_completed, q.paused, q.group_concurrency, q.max_running, q.rate_limit, q.rate_interval,
+           q.job_timeout
+      FROM pgjq.queues q WHERE q.queue_name = queue_name;
+$$;
+
+-- Moves a partition of a queue to another node without losing or repeating a job: the queue is made on
+-- the new node with the same settings, producers reach the new node from now on, and workers drain both
+-- until finish_move drops the old node's (emptied) queue. A FIFO queue's new node stays paused until
+-- then, so that no job overtakes one still waiting on the old node. Safe to call again after a failure.
+CREATE FUNCTION pgjq_router.move_queue(queue_name text, to_node integer, partition integer DEFAULT 0)
+    RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    placement pgjq_router.placements;
+    settings record;
+BEGIN
+    PERFORM pgjq_router.checked_node(to_node);
+    SELECT * INTO placement FROM pgjq_router.placements p
+     WHERE p.queue_name = move_queue.queue_name AND p.partition = move_queue.partition FOR UPDATE;
+    IF NOT FOUND THEN
+        PERFORM pgjq_router.raise_unplaced_queue(queue_name);
+    END IF;
+    IF placement.draining_node IS NOT NULL THEN
+        RAISE EXCEPTION 'pgjq: queue "%" is still leaving node %', queue_name, placement.draining_node
+            USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'pgjq_router.finish_move ends that move first.';
+    END IF;
+    IF placement.node = to_node THEN
+        RETURN;
+    END IF;
+    SELECT * INTO settings FROM pgjq_router.queue_settings_on(placement.node, queue_name);
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'queue "%" does not exist on node %', queue_name, placement.node
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pgjq_router.queue_settings_on(to_node, queue_name)) THEN
+        PERFORM pgjq_router.create_queue_on(to_node, queue_name, settings.max_pending, settings.fifo,
+                                            settings.max_attempts, settings.lease, settings.group_concurrency,
+                                            settings.max_running, settings.rate_limit, settings.rate_interval,
+                                            settings.job_timeout);
+    END IF;
+    PERFORM pgjq_router.alter_queue_on(to_node, queue_name, settings.max_pending, settings.fifo,
+                                       settings.max_attempts, settings.lease, settings.retry_base, settings.retry_cap,
+                                       settings.retention, settings.max_pending IS NULL, settings.keep_completed,
+                                       settings.group_concurrency, coalesce(settings.max_running, 0),
+                                       coalesce(settings.rate_limit, 0), settings.rate_interval,
+                                       coalesce(settings.job_timeout, interval '0'));
+    IF settings.fifo OR settings.paused THEN
+        PERFORM pgjq_router.pause_queue_on(to_node, queue_name, true);
+    END IF;
+    UPDATE pgjq_router.placements p SET node = to_node, draining_node = placement.node,
+                                        resume_after_move = settings.fifo AND NOT settings.paused
+     WHERE p.queue_name = move_queue.queue_name AND p.partition = move_queue.partition;
+END
+$$;
+
+-- Ends a move once the old node holds no unfinished job of the queue: drops it there (with its history)
+-- and resumes a FIFO queue on the new node. Returns false, changing nothing, while jobs remain there.
+CREATE FUNCTION pgjq_router.finish_move(queue_name text, partition integer DEFAULT 0) RETURNS boolean
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    placement pgjq_router.placements;
+BEGIN
+    SELECT * INTO placement FROM pgjq_router.placements p
+     WHERE p.queue_name = finish_move.queue_name AND p.partition = finish_move.partition FOR UPDATE;
+    IF NOT FOUND THEN
+        PERFORM pgjq_router.raise_unplaced_queue(queue_name);
+    END IF;
+    IF placement.draining_node IS NULL THEN
+        RETURN true;
+    END IF;
+    BEGIN
+        -- drop_queue waits for enqueues in flight and refuses while unfinished jobs remain: no job can
+        -- arrive on the old node after the check.
+        PERFORM pgjq_router.drop_queue_on(placement.draining_node, queue_name, false);
+    EXCEPTION
+        WHEN object_in_use THEN
+            RETURN false;
+        WHEN undefined_object THEN
+            NULL;  -- dropped by an earlier call that failed afterwards
+    END;
+    IF placement.resume_after_move THEN
+        PERFORM pgjq_router.pause_queue_on(placement.node, queue_name, false);
+    END IF;
+    UPDATE pgjq_router.placements p SET draining_node = NULL, resume_after_move = false
+     WHERE p.queue_name = finish_move.queue_name AND p.partition = finish_move.partition;
+    RETURN true;
+END
+$$;
+
+REVOKE ALL ON FUNCTION pgjq_router.add_node(text), pgjq_router.place_queue(text, integer[]),
+    pgjq_router.move_queue(text, integer, integer), pgjq_router.finish_move(text, integer),
+    pgjq_router.join_cluster_on(integer)
+    FROM PUBLIC;

@@ -9,7 +9,7 @@ PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-15 postgresql-server-dev-15 l
 # Chromium with chromedriver and Selenium (scripts/web_tests.sh drives the dashboard in a real browser).
 # scripts/test.sh installs them before it gives up root; each script also asks for its own.
 PGJQ_TEST_PACKAGES=(pgbouncer sqlsmith prometheus prometheus-postgres-exporter python3-psycopg
-                    chromium chromium-driver python3-selenium)
+                    chromium chromium-driver python3-selenium postgresql-15-plproxy)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

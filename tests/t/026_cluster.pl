@@ -1,0 +1,212 @@
+# A pgjq cluster: three nodes and a router database (pgjq_router, PL/Proxy), each its own instance. Twelve
+# queues over the three nodes; producers and workers through the router; job ids that name their node; the
+# two transactional patterns (on the node: atomic with the producer's data; through the router: not); a
+# partitioned queue; a queue moved between nodes under load; a node stopped with -m immediate mid-run while
+# the other nodes' queues keep draining. At the end every job the producers were told about has been
+# completed, and none twice.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use PgjqTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+# Completions wait for their WAL flush: with the default (asynchronous worker commits) a node's crash may
+# undo the last completions, and those jobs run and are acknowledged again, as docs/guarantees.md says.
+my @nodes = map { new_node("node$_", conf => "pgjq.synchronous_worker_commit = on\n") } 0 .. 2;
+$_->safe_psql('postgres', 'CREATE EXTENSION pgjq') for @nodes;
+my $router = new_node('router', preload => 0);
+$router->safe_psql('postgres', 'CREATE EXTENSION pgjq_router CASCADE');
+
+# --- nodes and placement ---
+for my $i (0 .. 2)
+{
+	is($router->safe_psql('postgres', "SELECT pgjq_router.add_node(\$\$" . $nodes[$i]->connstr('postgres') . "\$\$)"),
+		$i, "node $i joins as node number $i");
+	is($nodes[$i]->safe_psql('postgres', 'SELECT pgjq.cluster_node()'), $i, "node $i knows its number");
+}
+my ($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq_router.add_node('host=x password=secret')});
+like($err, qr/must not hold a password/, 'a conninfo with a password is refused (everyone may read the nodes)');
+
+# q1..q12: q1-q4 on node 0, q5-q8 on node 1, q9-q12 on node 2.
+my @queues = map { "q$_" } 1 .. 12;
+sub node_of { my ($q) = @_; return int((substr($q, 1) - 1) / 4); }
+$router->safe_psql('postgres', join '', map {
+	"SELECT pgjq_router.place_queue('$_', ARRAY[" . node_of($_) . "]);"
+	  . "SELECT pgjq.create_queue('$_', lease => '2 seconds', max_attempts => 100);"
+} @queues);
+for my $i (0 .. 2)
+{
+	is($nodes[$i]->safe_psql('postgres', q{SELECT string_agg(queue_name, ',' ORDER BY length(queue_name), queue_name)
+		FROM pgjq.queues WHERE queue_name <> 'default'}),
+		join(',', grep { node_of($_) == $i } @queues), "node $i holds exactly its four queues");
+}
+$router->safe_psql('postgres', q{SELECT pgjq.create_queue('by_hash')});
+my $hashed = $router->safe_psql('postgres', q{SELECT node FROM pgjq_router.placements WHERE queue_name = 'by_hash'});
+is($nodes[$hashed]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.queues WHERE queue_name = 'by_hash'}), '1',
+	'a queue created without a placement lives on the node its name hashes to, as recorded');
+
+# --- ids name their node; calls by id reach it ---
+my $ids = $router->safe_psql('postgres', join ' UNION ALL ',
+	map { "SELECT '$_', pgjq.enqueue('t', '{}', '$_')" } @queues);
+my @rows = map { [ split /\|/ ] } split /\n/, $ids;
+is(scalar(grep { $_->[1] % 1024 == node_of($_->[0]) } @rows), 12, 'every job id names the node of its queue');
+my $q5 = (grep { $_->[0] eq 'q5' } @rows)[0][1];
+is($router->safe_psql('postgres', qq{SELECT pgjq.cancel($q5)}), 't', 'cancel through the router reaches the job\'s node');
+is($nodes[1]->safe_psql('postgres', qq{SELECT status FROM pgjq.jobs WHERE id = $q5}), 'cancelled', 'and cancels it there');
+($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq.cancel(1027)});
+like($err, qr/job 1027 does not exist/, 'an id that names no node of the cluster is an unknown job');
+($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq.enqueue('t', '{}', 'nowhere')});
+like($err, qr/queue "nowhere" does not exist/, 'an unplaced queue is an unknown queue');
+($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq.claim_in_transaction('w', NULL, 1, 'q1')});
+like($err, qr/cannot run through the router/, 'in-transaction claims are refused through the router');
+$router->safe_psql('postgres', q{SELECT pgjq.cancel_jobs(queue_name) FROM pgjq_router.placements});
+
+# --- the two transactional patterns ---
+# On the node: the job commits or rolls back with the producer's own data.
+$nodes[0]->safe_psql('postgres', q{CREATE TABLE orders (id int PRIMARY KEY)});
+$nodes[0]->safe_psql('postgres', q{BEGIN; INSERT INTO orders VALUES (1);
+	SELECT pgjq.enqueue('ship', '{"order": 1}', 'q1'); ROLLBACK;});
+$nodes[0]->safe_psql('postgres', q{BEGIN; INSERT INTO orders VALUES (2);
+	SELECT pgjq.enqueue('ship', '{"order": 2}', 'q1'); COMMIT;});
+is($nodes[0]->safe_psql('postgres', q{SELECT string_agg(payload->>'order', ',') FROM pgjq.jobs WHERE job_type = 'ship'}),
+	'2', 'enqueued on the node, the job rolls back with the order and commits with it');
+# Through the router: the enqueue commits on the node at once, whatever the router's transaction does.
+$router->safe_psql('postgres', q{CREATE TABLE orders (id int PRIMARY KEY)});
+$router->safe_psql('postgres', q{BEGIN; INSERT INTO orders VALUES (3);
+	SELECT pgjq.enqueue('ship', '{"order": 3}', 'q1'); ROLLBACK;});
+is($router->safe_psql('postgres', q{SELECT count(*) FROM orders}), '0', 'the router\'s own data rolled back');
+is($nodes[0]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE payload->>'order' = '3'}), '1',
+	'but the job enqueued through the router stays: it committed on its node on its own');
+$nodes[0]->safe_psql('postgres', q{SELECT pgjq.cancel_jobs('q1')});
+
+# --- a partitioned queue: keys keep their partition ---
+$router->safe_psql('postgres', q{SELECT pgjq_router.place_queue('hot', ARRAY[0, 1, 2]);
+	SELECT pgjq.create_queue('hot', group_concurrency => 1000)});
+is($router->safe_psql('postgres', q{SELECT count(DISTINCT pgjq.enqueue('t', '{}', 'hot', group_key => 'k' || g % 5) % 1024)
+	FROM generate_series(1, 200) g GROUP BY g % 5 ORDER BY 1 DESC LIMIT 1}), '1',
+	'each group key of a partitioned queue stays on one node');
+is($router->safe_psql('postgres', q{SELECT count(DISTINCT id % 1024) FROM unnest(pgjq.enqueue_batch('t',
+	(SELECT jsonb_agg(g) FROM generate_series(1, 60) g), 'hot')) id}), '3', 'a batch without keys spreads over the partitions');
+is($router->safe_psql('postgres', q{SELECT count(*) FROM pgjq.claim_job_batch('w', NULL, 1000, 'hot')}), '260',
+	'a claim through the router drains every partition');
+is($router->safe_psql('postgres', q{SELECT claimed FROM pgjq.queue_stats WHERE queue_name = 'hot'}), '260',
+	'queue_stats adds the partitions up');
+
+# --- load: producers and workers through the router ---
+$router->safe_psql('postgres', q{
+	CREATE TABLE produced (id bigint NOT NULL, queue_name text NOT NULL);
+	CREATE TABLE completed (id bigint NOT NULL, worker text NOT NULL);
+	-- One job into each of the twelve queues; a node that cannot be reached refuses its queues' jobs.
+	CREATE FUNCTION produce() RETURNS integer LANGUAGE plpgsql AS $$
+	DECLARE q text; n integer := 0;
+	BEGIN
+		FOR q IN SELECT 'q' || g FROM generate_series(1, 12) g LOOP
+			BEGIN
+				INSERT INTO produced VALUES (pgjq.enqueue('load', '{}', q), q);
+				n := n + 1;
+			EXCEPTION WHEN OTHERS THEN NULL;
+			END;
+		END LOOP;
+		RETURN n;
+	END $$;
+	-- A batch from each queue, completed; what a node's failure interrupts is recovered by its leases.
+	CREATE FUNCTION drain(worker text) RETURNS integer LANGUAGE plpgsql AS $$
+	DECLARE q text; job bigint; total integer := 0;
+	BEGIN
+		FOR q IN SELECT 'q' || g FROM generate_series(1, 12) g ORDER BY random() LOOP
+			FOR job IN SELECT id FROM pgjq.claim_job_batch(worker, ARRAY['load', 'held'], 20, q) LOOP
+				BEGIN
+					PERFORM pgjq.complete(job, worker);
+				EXCEPTION WHEN OTHERS THEN
+					CONTINUE;  -- not acknowledged: the lease was lost, or the node went away
+				END;
+				INSERT INTO completed VALUES (job, worker);
+				total := total + 1;
+			END LOOP;
+		END LOOP;
+		RETURN total;
+	END $$;
+});
+my $rconn = $router->connstr('postgres');
+sub loop_of
+{
+	my ($sql) = @_;
+	my $h = IPC::Run::start(['bash', '-c', qq{while true; do psql -X -q -At -d "\$0" -c "$sql" >/dev/null 2>&1; sleep 0.02; done}, $rconn]);
+	return $h;
+}
+sub stop_loop { my ($h) = @_; $h->signal('TERM'); $h->finish; }
+sub completed_on { my ($i) = @_; return $nodes[$i]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE job_type = 'load' AND status = 'completed'}); }
+sub wait_until { my ($what, $cond) = @_; for (1 .. 600) { return 1 if $cond->(); select(undef, undef, undef, 0.1); } diag("timed out: $what"); return 0; }
+
+my @loops = (loop_of('SELECT produce()'), loop_of('SELECT produce()'), loop_of(q{SELECT drain('w1')}), loop_of(q{SELECT drain('w2')}));
+ok(wait_until('jobs completed on every node', sub { !grep { completed_on($_) < 20 } 0 .. 2 }),
+	'producers and workers through the router: jobs complete on every node');
+
+# --- a queue moved between nodes under load ---
+$router->safe_psql('postgres', q{SELECT pgjq_router.move_queue('q1', 1)});
+my $moved_id = $router->safe_psql('postgres', q{SELECT pgjq.enqueue('t', '{}', 'q1')});
+is($moved_id % 1024, 1, 'after the move starts, q1\'s new jobs go to node 1');
+$router->safe_psql('postgres', qq{SELECT pgjq.cancel($moved_id)});
+ok(wait_until('the move finishes', sub { $router->safe_psql('postgres', q{SELECT pgjq_router.finish_move('q1')}) eq 't' }),
+	'the move finishes once node 0 has no unfinished job of q1');
+is($nodes[0]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.queues WHERE queue_name = 'q1'}), '0',
+	'q1 is gone from node 0');
+is($router->safe_psql('postgres', q{SELECT node || ',' || coalesce(draining_node::text, '-') FROM pgjq_router.placements WHERE queue_name = 'q1'}),
+	'1,-', 'and placed on node 1 alone');
+my $q1_before = $nodes[1]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE queue_name = 'q1' AND status = 'completed'});
+ok(wait_until('q1 drains on node 1', sub { $nodes[1]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE queue_name = 'q1' AND status = 'completed'}) > $q1_before + 5 }),
+	'q1 keeps going on node 1');
+
+# --- a node stopped abruptly mid-run ---
+# Jobs held by a worker that dies with the node (in a queue the drain loops leave alone): their leases
+# bring them back after the restart.
+$router->safe_psql('postgres', q{SELECT pgjq_router.place_queue('held', ARRAY[2]);
+	SELECT pgjq.create_queue('held', lease => '1 second'); SELECT pgjq.enqueue('t', '{}', 'held') FROM generate_series(1, 3)});
+my @ghost = split /\n/, $router->safe_psql('postgres', q{SELECT id FROM pgjq.claim_job_batch('ghost', NULL, 3, 'held')});
+is(scalar(@ghost), 3, 'a worker holds jobs of node 2 when it stops');
+$nodes[2]->stop('immediate');
+my @before = map { completed_on($_) } 0 .. 1;
+ok(wait_until('nodes 0 and 1 keep draining', sub { completed_on(0) > $before[0] + 20 && completed_on(1) > $before[1] + 20 }),
+	'with node 2 down, the queues of nodes 0 and 1 keep draining through the router');
+$nodes[2]->start;
+wait_for_server($nodes[2]);
+my $n2 = completed_on(2);
+ok(wait_until('node 2 drains again', sub { completed_on(2) > $n2 + 20 }), 'node 2 is drained again after its restart');
+my @rescued;
+wait_until('the held jobs come back', sub {
+	push @rescued, split /\n/, $router->safe_psql('postgres', q{SELECT id FROM pgjq.claim_job_batch('rescuer', NULL, 3, 'held')});
+	return @rescued >= 3;
+});
+$router->safe_psql('postgres', "SELECT pgjq.complete(id, 'rescuer') FROM unnest(ARRAY[" . join(',', @rescued, 0) . "]) id WHERE id > 0");
+is(join(',', sort @rescued), join(',', sort @ghost), 'the jobs held when node 2 stopped come back after their lease');
+is($nodes[2]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE queue_name = 'held' AND status = 'completed'}), '3',
+	'and complete');
+
+stop_loop($_) for @loops[0 .. 1];    # producers first, then let the workers finish
+ok(wait_until('everything completes', sub {
+	$router->safe_psql('postgres', q{SELECT coalesce(sum(pending + claimed + running + waiting), 0) FROM pgjq.queue_stats WHERE queue_name ~ '^q[0-9]+$'}) eq '0' }),
+	'every job is finished in the end (claims cut by the crash were recovered by their leases)');
+stop_loop($_) for @loops[2 .. 3];
+
+# Every job a producer was told about was completed, and none twice: node 0's q1 history went with the
+# move, so a job counts as completed if its node says so or a worker's completion was acknowledged.
+my %done;
+for my $i (0 .. 2)
+{
+	$done{$_} = 1 for split /\n/, $nodes[$i]->safe_psql('postgres', q{SELECT id FROM pgjq.jobs WHERE job_type = 'load' AND status = 'completed'});
+	is($nodes[$i]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE job_type = 'load' AND status <> 'completed'}), '0',
+		"node $i holds no load job that did not complete");
+}
+$done{$_} = 1 for split /\n/, $router->safe_psql('postgres', q{SELECT id FROM completed});
+my @produced = split /\n/, $router->safe_psql('postgres', q{SELECT id FROM produced});
+cmp_ok(scalar(@produced), '>', 200, 'the producers enqueued hundreds of jobs through the router');
+is(scalar(grep { !$done{$_} } @produced), 0, 'every job a producer was told about was completed');
+is($router->safe_psql('postgres', q{SELECT count(*) - count(DISTINCT id) FROM completed}), '0',
+	'no job\'s completion was acknowledged twice');
+is($router->safe_psql('postgres', q{SELECT count(*) - count(DISTINCT id) FROM produced}), '0',
+	'job ids are unique across the cluster');
+
+done_testing();

@@ -60,11 +60,14 @@ $(CLIENT_TESTS): $(CLIENT_TEST_OBJS) $(CLIENT_STATIC)
 	@mkdir -p $(dir $@)
 	$(CLIENT_CXX) -o $@ $^ -lboost_unit_test_framework $(CLIENT_LIBS)
 
-# A worker for the TAP tests (tests/t/015_failover.pl), run by `make installcheck` as $PGJQ_DRAIN.
+# The client's programs for the TAP tests, run by `make installcheck`: a worker (tests/t/015_failover.pl)
+# as $PGJQ_DRAIN, the cluster client (tests/t/027_cluster_client.pl) as $PGJQ_CLUSTER.
 TAP_DRAIN := build/tap/pgjq_drain
+TAP_CLUSTER := build/tap/pgjq_cluster
 export PGJQ_DRAIN = $(CURDIR)/$(TAP_DRAIN)
-installcheck: $(TAP_DRAIN)
-$(TAP_DRAIN): tests/t/helpers/pgjq_drain.cpp $(CLIENT_STATIC)
+export PGJQ_CLUSTER = $(CURDIR)/$(TAP_CLUSTER)
+installcheck: $(TAP_DRAIN) $(TAP_CLUSTER)
+build/tap/%: tests/t/helpers/%.cpp $(CLIENT_STATIC)
 	@mkdir -p $(dir $@)
 	$(CLIENT_CXX) $(CLIENT_CXXFLAGS) $(CLIENT_CPPFLAGS) -o $@ $< $(CLIENT_STATIC) $(CLIENT_LIBS)
 

@@ -13,20 +13,13 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 
-# Completions wait for their WAL flush: with the default (asynchronous worker commits) a node's crash may
-# undo the last completions, and those jobs run and are acknowledged again, as docs/guarantees.md says.
-my @nodes = map { new_node("node$_", conf => "pgjq.synchronous_worker_commit = on\n") } 0 .. 2;
-$_->safe_psql('postgres', 'CREATE EXTENSION pgjq') for @nodes;
-my $router = new_node('router', preload => 0);
-$router->safe_psql('postgres', 'CREATE EXTENSION pgjq_router CASCADE');
+my ($cluster, $router) = new_cluster(3);
+my @nodes = @$cluster;
 
 # --- nodes and placement ---
-for my $i (0 .. 2)
-{
-	is($router->safe_psql('postgres', "SELECT pgjq_router.add_node(\$\$" . $nodes[$i]->connstr('postgres') . "\$\$)"),
-		$i, "node $i joins as node number $i");
-	is($nodes[$i]->safe_psql('postgres', 'SELECT pgjq.cluster_node()'), $i, "node $i knows its number");
-}
+is($router->safe_psql('postgres', q{SELECT string_agg(node::text, ',' ORDER BY node) FROM pgjq_router.nodes()}),
+	'0,1,2', 'the nodes joined as node numbers 0, 1, 2');
+is($nodes[$_]->safe_psql('postgres', 'SELECT pgjq.cluster_node()'), $_, "node $_ knows its number") for 0 .. 2;
 my ($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq_router.add_node('host=x password=secret')});
 like($err, qr/must not hold a password/, 'a conninfo with a password is refused (everyone may read the nodes)');
 

@@ -10,7 +10,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT =
-  qw(new_node wait_for_server maintenance_pids wait_for_maintenance wait_for_no_maintenance ids_from schedule_fired_once);
+  qw(new_node new_cluster wait_for_server maintenance_pids wait_for_maintenance wait_for_no_maintenance ids_from schedule_fired_once);
 
 # new_node(NAME, preload => 1, conf => "extra lines"): an initialized, started cluster. Fast naptimes
 # keep the tests short; each test overrides what it measures.
@@ -34,6 +34,21 @@ sub new_node
 	$node->append_conf('postgresql.conf', $conf);
 	$node->start;
 	return $node;
+}
+
+# new_cluster(N): N nodes with pgjq and a router database with pgjq_router (each its own instance), the
+# nodes added as node numbers 0..N-1. Completions wait for their WAL flush (with the default asynchronous
+# worker commits a node's crash may undo the last completions, and those jobs run again, as
+# docs/guarantees.md says), so that the tests can count every job's completion exactly once.
+sub new_cluster
+{
+	my ($count) = @_;
+	my @nodes = map { new_node("node$_", conf => "pgjq.synchronous_worker_commit = on\n") } 0 .. $count - 1;
+	$_->safe_psql('postgres', 'CREATE EXTENSION pgjq') for @nodes;
+	my $router = new_node('router', preload => 0);
+	$router->safe_psql('postgres', 'CREATE EXTENSION pgjq_router CASCADE');
+	$router->safe_psql('postgres', "SELECT pgjq_router.add_node(\$\$" . $_->connstr('postgres') . "\$\$)") for @nodes;
+	return (\@nodes, $router);
 }
 
 # Waits until the server accepts connections again (after crash recovery).

@@ -3,8 +3,10 @@
 //   pgjq::worker      the claim/run/complete loop with handlers per job type (worker.hpp)
 //   pgjq::error       exceptions keyed by SQLSTATE (error.hpp)
 //   pgjq::job         jobs, options and statistics (job.hpp)
+//   pgjq::cluster     producers and workers of a cluster of nodes behind a router (cluster.hpp)
 #pragma once
 
+#include <pgjq/cluster.hpp>
 #include <pgjq/connection.hpp>
 #include <pgjq/error.hpp>
 #include <pgjq/job.hpp>

@@ -1,0 +1,73 @@
+// cluster_producer.cpp: enqueues on the queue's node, through the router when the router must choose.
+#include <pgjq/cluster.hpp>
+
+namespace pgjq::cluster
+{
+
+producer::producer(options cluster_options)
+    : m_options(std::move(cluster_options)), m_router(std::make_unique<connection>(m_options.router_conninfo))
+{
+  refresh();
+}
+
+producer::~producer() = default;
+
+void producer::refresh() { m_topology = topology::load(*m_router); }
+
+connection &producer::node_connection(int node)
+{
+  std::unique_ptr<connection> &conn = m_nodes[node];
+  if (!conn)
+    conn = std::make_unique<connection>(m_topology.conninfo(node) + " " + m_options.node_options);
+  return *conn;
+}
+
+connection &producer::node_of_queue(const std::string &queue)
+{
+  std::optional<int> node = m_topology.producer_node(queue);
+  if (!node)
+  {
+    refresh();
+    node = m_topology.producer_node(queue);
+  }
+  if (!node)
+    throw unknown_queue("queue \"" + queue + "\" has no single node in the cluster", "42704");
+  return node_connection(*node);
+}
+
+// An unknown queue on the node means it moved (or was dropped): nothing was enqueued, so the call may go
+// once more where the router now places the queue. Any other failure, a lost connection included (the
+// job may have committed), is the caller's.
+template <typename Call> auto producer::on_queue_node(const std::string &queue, Call call)
+{
+  std::optional<int> node = m_topology.producer_node(queue);
+  if (!node)
+    return call(*m_router);
+  try
+  {
+    return call(node_connection(*node));
+  }
+  catch (const unknown_queue &)
+  {
+    refresh();
+    std::optional<int> now = m_topology.producer_node(queue);
+    if (now == node)
+      throw;
+    return now ? call(node_connection(*now)) : call(*m_router);
+  }
+}
+
+std::int64_t producer::enqueue(const std::string &job_type, const nlohmann::json &payload,
+                               const enqueue_options &options)
+{
+  return on_queue_node(options.queue, [&](connection &c) { return c.enqueue(job_type, payload, options); });
+}
+
+std::vector<std::int64_t> producer::enqueue_batch(const std::string &job_type,
+                                                  const std::vector<nlohmann::json> &payloads,
+                                                  const enqueue_options &options)
+{
+  return on_queue_node(options.queue, [&](connection &c) { return c.enqueue_batch(job_type, payloads, options); });
+}
+
+} // namespace pgjq::cluster

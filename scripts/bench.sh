@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 if [ -z "${PGJQ_BENCH_INNER:-}" ]; then
-  ensure_packages gnuplot-nox
+  ensure_packages gnuplot-nox postgresql-15-plproxy
   PGJQ_BENCH_OUT=${PGJQ_BENCH_OUT:-$PWD/build/bench}
   mkdir -p "$PGJQ_BENCH_OUT"
   export PGJQ_BENCH_OUT PGJQ_BENCH_INNER=1
@@ -45,10 +45,12 @@ fi
 
 out=$PGJQ_BENCH_OUT
 quick=0
-peers_wanted=1 # the peers' figures only appear beside the end-to-end scenario
+peers_wanted=1   # the peers' figures only appear beside the end-to-end scenario
+cluster_wanted=1 # the cluster scenario needs three nodes and a router of their own
 for a in "$@"; do
   [ "$a" = --quick ] && quick=1
-  case $a in --scenarios=*) [[ ,${a#--scenarios=}, == *,e2e,* ]] || peers_wanted=0 ;; esac
+  case $a in --scenarios=*) [[ ,${a#--scenarios=}, == *,e2e,* ]] || peers_wanted=0
+                            [[ ,${a#--scenarios=}, == *,cluster,* ]] || cluster_wanted=0 ;; esac
 done
 peer_jobs=${PEER_JOBS:-100000}; peer_runs=${PEER_RUNS:-3}
 [ $quick -eq 1 ] && { peer_jobs=${PEER_JOBS:-10000}; peer_runs=${PEER_RUNS:-1}; }
@@ -62,7 +64,8 @@ if grep -q 'src/bench/bench.mk' Makefile; then make -s bench-bin; else make -s -
 port=54329
 while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
 cluster=${TMPDIR:-/tmp}/pgjq-bench-$(id -u)
-trap 'stop_cluster "$cluster"' EXIT
+cluster_dirs=("$cluster")
+trap 'for d in "${cluster_dirs[@]}"; do stop_cluster "$d"; done' EXIT
 log "starting a throwaway cluster in $cluster (127.0.0.1:$port)"
 # pgjq as documented for production: preloaded, so that its maintenance worker runs and relays the
 # notifications (see docs/sql-api.md, Notifications); everything else stays at the defaults.
@@ -74,6 +77,27 @@ psql -X -q "$base dbname=postgres" -c "CREATE DATABASE pgjq_bench" -c "CREATE DA
 # direct NOTIFYs and no live_jobs vacuum.
 psql -X -q "$base dbname=pgjq_bench" -c "CREATE EXTENSION pgjq" -c "SELECT pgjq.start_worker()" >/dev/null
 psql -X -q "$base dbname=recipe_bench" -f bench/recipe.sql >/dev/null
+
+# The cluster scenario: three nodes and a router (pgjq_router), each an instance of its own on this machine,
+# with the same settings as the cluster above (docs/scale-out.md).
+cluster_args=()
+if [ $cluster_wanted -eq 1 ]; then
+  log "starting three nodes and a router for the cluster scenario"
+  nodes=()
+  for n in 0 1 2; do
+    cluster_dirs+=("$cluster-node$n")
+    start_cluster "$cluster-node$n" "shared_preload_libraries = 'pgjq'"
+    psql -X -q -d "$PGJQ_CONNINFO" -c "CREATE EXTENSION pgjq" -c "SELECT pgjq.start_worker()" >/dev/null
+    nodes+=("$PGJQ_CONNINFO")
+  done
+  cluster_dirs+=("$cluster-router")
+  start_cluster "$cluster-router"
+  psql -X -q -d "$PGJQ_CONNINFO" -c "CREATE EXTENSION pgjq_router CASCADE" >/dev/null
+  for conninfo in "${nodes[@]}"; do
+    psql -X -q -d "$PGJQ_CONNINFO" -v conninfo="$conninfo" <<< "SELECT pgjq_router.add_node(:'conninfo');" >/dev/null
+  done
+  cluster_args=(--cluster="$PGJQ_CONNINFO")
+fi
 
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -110,7 +134,7 @@ fi
 log "pgjq-bench (pgjq and the recipe of bench/recipe.sql)"
 build/pgjq-bench --pgjq="$base dbname=pgjq_bench" --recipe="$base dbname=recipe_bench" \
   --recipe-sql=bench/recipe.sql --out="$out" --peers="$out/peers.jsonl" \
-  --e2e-jobs="$peer_jobs" "$@" >/dev/null
+  --e2e-jobs="$peer_jobs" "${cluster_args[@]}" "$@" >/dev/null
 
 log "plots"
 (cd "$out" && gnuplot plots.gp) || echo "gnuplot failed; the .dat files and plots.gp are in $out" >&2

@@ -21,12 +21,12 @@ namespace
 
 void usage()
 {
-  std::fprintf(
-      stderr,
-      "usage: pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=FILE --out=DIR [--peers=FILE]\n"
-      "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups,stats] [--quick]\n"
-      "  [--drain-jobs=B1,B10,B100] [--e2e-jobs=N] [--steady-seconds=N] [--steady-runs=N]\n"
-      "  [--latency-jobs=N] [--depths=A,B,C] [--depth-samples=N] [--recipe-poll-ms=N]\n");
+  std::fprintf(stderr,
+               "usage: pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=FILE --out=DIR [--peers=FILE]\n"
+               "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups,stats,cluster]\n"
+               "  [--cluster=ROUTER_CONNINFO] [--quick]\n"
+               "  [--drain-jobs=B1,B10,B100] [--e2e-jobs=N] [--steady-seconds=N] [--steady-runs=N]\n"
+               "  [--latency-jobs=N] [--depths=A,B,C] [--depth-samples=N] [--recipe-poll-ms=N]\n");
 }
 
 std::vector<std::int64_t> int_list(const std::string &s)
@@ -105,6 +105,8 @@ int main(int argc, char **argv)
       c.depths = int_list(val);
     else if (key == "--depth-samples")
       c.depth_samples = std::stoi(val);
+    else if (key == "--cluster")
+      c.cluster_router = val;
     else if (key == "--recipe-poll-ms")
       poll_ms = std::stoi(val);
     else if (key == "--quick")
@@ -118,6 +120,7 @@ int main(int argc, char **argv)
       c.bigtx_sizes = {1, 100, 10000}, c.bigtx_min_calls = 1000;
       c.group_keys = {1000, 10000};
       c.stats_history = {1000, 100000};
+      c.cluster_calls = 200, c.cluster_jobs_per_queue = 3000;
     }
     else
     {
@@ -171,11 +174,11 @@ int main(int argc, char **argv)
 
     results r;
     using fn = void (*)(driver &, const config &, results &);
-    const std::pair<const char *, fn> plan[] = {{"enqueue", scenario_enqueue},   {"drain", scenario_drain},
-                                                {"e2e", scenario_e2e},           {"steady", scenario_steady},
-                                                {"latency", scenario_latency},   {"depth", scenario_depth},
-                                                {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx},
-                                                {"groups", scenario_groups},     {"stats", scenario_stats}};
+    const std::pair<const char *, fn> plan[] = {
+        {"enqueue", scenario_enqueue},   {"drain", scenario_drain},     {"e2e", scenario_e2e},
+        {"steady", scenario_steady},     {"latency", scenario_latency}, {"depth", scenario_depth},
+        {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx},     {"groups", scenario_groups},
+        {"stats", scenario_stats},       {"cluster", scenario_cluster}};
     for (const auto &[name, run] : plan)
     {
       if (!c.wants(name))

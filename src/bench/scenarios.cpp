@@ -28,10 +28,6 @@ const figure *results::find(const std::string &id, const std::string &system) co
   return nullptr;
 }
 
-namespace
-{
-
-void progress(const driver &d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void progress(const driver &d, const char *fmt, ...)
 {
   std::fprintf(stderr, "  [%s] ", d.name().c_str());
@@ -41,6 +37,9 @@ void progress(const driver &d, const char *fmt, ...)
   va_end(ap);
   std::fputc('\n', stderr);
 }
+
+namespace
+{
 
 void checkpoint(driver &d) { d.admin().exec("CHECKPOINT"); }
 

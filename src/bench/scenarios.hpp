@@ -42,8 +42,11 @@ struct config
   std::int64_t bigtx_min_calls = 10000;                                // smaller transactions are repeated to this
   std::vector<std::int64_t> group_keys{1000, 100000};                  // the groups scenario's sizes
   std::vector<std::int64_t> stats_history{10000, 10000000};            // the stats scenario's finished jobs
-  std::set<std::string> scenarios{"enqueue", "drain",    "e2e",   "steady", "latency",
-                                  "depth",   "snapshot", "bigtx", "groups", "stats"};
+  std::string cluster_router;                  // --cluster: the router of three nodes (cluster scenario)
+  int cluster_calls = 2000;                    // per run, for the router's cost per call
+  std::int64_t cluster_jobs_per_queue = 30000; // 1 node against 3 nodes
+  std::set<std::string> scenarios{"enqueue",  "drain", "e2e",    "steady", "latency", "depth",
+                                  "snapshot", "bigtx", "groups", "stats",  "cluster"};
 
   bool wants(const std::string &s) const { return scenarios.count(s) > 0; }
 };
@@ -75,6 +78,9 @@ struct results
   const figure *find(const std::string &id, const std::string &system) const;
 };
 
+// A line of progress on stderr, tagged with the system's name.
+void progress(const driver &d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 // Each runs one scenario for one system and appends its figures. Progress goes to stderr.
 void scenario_enqueue(driver &d, const config &c, results &r);
 void scenario_drain(driver &d, const config &c, results &r);
@@ -86,5 +92,6 @@ void scenario_snapshot(driver &d, const config &c, results &r);
 void scenario_bigtx(driver &d, const config &c, results &r);
 void scenario_groups(driver &d, const config &c, results &r);
 void scenario_stats(driver &d, const config &c, results &r);
+void scenario_cluster(driver &d, const config &c, results &r); // cluster.cpp
 
 } // namespace pgjq::bench

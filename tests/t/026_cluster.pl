@@ -57,6 +57,30 @@ like($err, qr/queue "nowhere" does not exist/, 'an unplaced queue is an unknown 
 like($err, qr/cannot run through the router/, 'in-transaction claims are refused through the router');
 $router->safe_psql('postgres', q{SELECT pgjq.cancel_jobs(queue_name) FROM pgjq_router.placements});
 
+# --- privileges: the router routes, each node decides, and only the router's owner shapes the cluster ---
+$_->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE ROLE stranger LOGIN') for ($router, @nodes);
+$router->safe_psql('postgres', q{SELECT pgjq.grant_producer('app', 'q2'); SELECT pgjq.grant_worker('app', 'q2')});
+is($nodes[0]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.grants WHERE grantee = 'app'::regrole}), '2',
+	'a grant through the router reaches the queue\'s node');
+my $as_app = $router->safe_psql('postgres', q{SELECT pgjq.enqueue('t', '{}', 'q2')}, extra_params => [ '-U', 'app' ]);
+is($as_app % 1024, 0, 'a producer enqueues through the router as itself');
+is($nodes[0]->safe_psql('postgres', qq{SELECT enqueued_by FROM pgjq.jobs WHERE id = $as_app}), 'app',
+	'and the node records the job as that role\'s');
+($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq.enqueue('t', '{}', 'q2')}, extra_params => [ '-U', 'stranger' ]);
+like($err, qr/stranger.*producer|producer.*stranger/s, 'a role without the capability is refused by the node, through the router');
+($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq.enqueue('t', '{}', 'q3')}, extra_params => [ '-U', 'app' ]);
+like($err, qr/producer/, 'and so is a producer of another queue');
+for my $call (q{SELECT pgjq_router.add_node('host=/tmp')}, q{SELECT pgjq_router.place_queue('x', ARRAY[0])},
+	q{SELECT pgjq_router.move_queue('q2', 1)}, q{SELECT pgjq_router.finish_move('q2')},
+	q{SELECT pgjq.create_queue('mine')}, q{DELETE FROM pgjq_router.placements})
+{
+	($ret, $out, $err) = $router->psql('postgres', $call, extra_params => [ '-U', 'app' ]);
+	like($err, qr/permission denied/, "a role that is not the router's owner is refused: $call");
+}
+is($router->safe_psql('postgres', q{SELECT count(*) FROM pgjq_router.placements WHERE queue_name IN ('q2', 'x', 'mine')}), '1',
+	'the placement is unchanged');
+$router->safe_psql('postgres', q{SELECT pgjq.cancel_jobs('q2')});
+
 # --- the two transactional patterns ---
 # On the node: the job commits or rolls back with the producer's own data.
 $nodes[0]->safe_psql('postgres', q{CREATE TABLE orders (id int PRIMARY KEY)});

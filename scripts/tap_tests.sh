@@ -13,9 +13,9 @@ reexec_unprivileged tap_tests.sh "$@"
 ensure_packages
 
 bash scripts/stage.sh >/dev/null
-make -s build/tap/pgjq_drain build/tap/pgjq_cluster   # the client's worker (failover) and cluster client
+make -s build/tap/pgjq_drain build/tap/pgjq_cluster build/pgjq   # the client's worker (failover), cluster client, command line
 unset PGHOST PGPORT PGDATABASE PGUSER PGSERVICE
-args=(PGJQ_EXTENSION_ONLY=1 REGRESS= ISOLATION= "PROVE_FLAGS=${PROVE_FLAGS:---timer}" "PGJQ_DRAIN=$PWD/build/tap/pgjq_drain" "PGJQ_CLUSTER=$PWD/build/tap/pgjq_cluster")
+args=(PGJQ_EXTENSION_ONLY=1 REGRESS= ISOLATION= "PROVE_FLAGS=${PROVE_FLAGS:---timer}" "PGJQ_DRAIN=$PWD/build/tap/pgjq_drain" "PGJQ_CLUSTER=$PWD/build/tap/pgjq_cluster" "PGJQ_CLI=$PWD/build/pgjq")
 [ -n "${PROVE_TESTS:-}" ] && args+=("PROVE_TESTS=$PROVE_TESTS")
 if ! make -s installcheck "${args[@]}"; then
   log "TAP tests failed; server and test logs are in $PWD/tmp_check/log"

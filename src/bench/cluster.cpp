@@ -34,17 +34,18 @@ double us_per_call(pg_session &s, const std::string &name, const std::string &sq
 }
 
 // A claim of one job and its completion, n times; returns microseconds per job (two calls).
-double us_per_claim_and_complete(pg_session &s, const std::string &queue, int n)
+double us_per_claim_and_complete(pg_session &s, const std::string &queue, int n, int run)
 {
-  s.prepare("cl", "SELECT id FROM pgjq.claim_job_batch('bench', NULL, 1, '" + queue + "')");
-  s.prepare("co", "SELECT pgjq.complete($1::bigint, 'bench')");
+  const std::string cl = "cl" + std::to_string(run), co = "co" + std::to_string(run);
+  s.prepare(cl, "SELECT id FROM pgjq.claim_job_batch('bench', NULL, 1, '" + queue + "')");
+  s.prepare(co, "SELECT pgjq.complete($1::bigint, 'bench')");
   const auto t0 = steady::now();
   for (int i = 0; i < n; ++i)
   {
-    result_guard claimed(s.exec_prepared("cl", {}));
+    result_guard claimed(s.exec_prepared(cl, {}));
     if (claimed.rows() != 1)
       throw std::runtime_error("cluster scenario: the claim found no job");
-    result_guard done(s.exec_prepared("co", {claimed.value(0, 0)}));
+    result_guard done(s.exec_prepared(co, {claimed.value(0, 0)}));
   }
   return seconds_between(t0, steady::now()) * 1e6 / n;
 }
@@ -55,8 +56,8 @@ void make_queues(cluster_sessions &cs, const std::string &prefix, const std::vec
   for (std::size_t i = 0; i < nodes.size(); ++i)
   {
     const std::string q = prefix + std::to_string(i);
-    cs.router.exec("SELECT pgjq.drop_queue('" + q + "', force => true) FROM pgjq_router.placements WHERE queue_name = '" +
-                   q + "'");
+    cs.router.exec("SELECT pgjq.drop_queue('" + q +
+                   "', force => true) FROM pgjq_router.placements WHERE queue_name = '" + q + "'");
     cs.router.exec("SELECT pgjq_router.place_queue('" + q + "', ARRAY[" + std::to_string(nodes[i]) +
                    "]); SELECT pgjq.create_queue('" + q + "')");
   }
@@ -86,7 +87,8 @@ std::pair<double, double> produce_and_drain(cluster_sessions &cs, const std::str
               {
                 pg_session s(cs.node_conninfo.at(nodes[i]));
                 const std::string q = prefix + std::to_string(i);
-                s.prepare("cc", "SELECT id FROM pgjq.complete_and_claim('bench', $1::bigint[], NULL, 100, '" + q + "')");
+                s.prepare("cc",
+                          "SELECT id FROM pgjq.complete_and_claim('bench', $1::bigint[], NULL, 100, '" + q + "')");
                 std::string ids = "{}";
                 for (;;)
                 {
@@ -116,7 +118,8 @@ void scenario_cluster(driver &d, const config &c, results &r)
     return;
   if (c.cluster_router.empty())
   {
-    r.notes.push_back("cluster: not run (no --cluster=ROUTER_CONNINFO; scripts/bench.sh starts the nodes and the router)");
+    r.notes.push_back(
+        "cluster: not run (no --cluster=ROUTER_CONNINFO; scripts/bench.sh starts the nodes and the router)");
     return;
   }
   cluster_sessions cs{pg_session(c.cluster_router), {}};
@@ -137,13 +140,14 @@ void scenario_cluster(driver &d, const config &c, results &r)
     const std::string sql = "SELECT pgjq.enqueue('t', jsonb_build_object('n', $1::int), 'rc0')";
     enq_direct.push_back(us_per_call(direct, "e" + std::to_string(run), sql, c.cluster_calls));
     enq_router.push_back(us_per_call(cs.router, "e" + std::to_string(run), sql, c.cluster_calls));
-    cc_direct.push_back(us_per_claim_and_complete(direct, "rc0", c.cluster_calls));
-    cc_router.push_back(us_per_claim_and_complete(cs.router, "rc0", c.cluster_calls));
-    progress(d, "cluster run %d: enqueue %.0f us on the node, %.0f us through the router; claim+complete %.0f / %.0f us",
+    cc_direct.push_back(us_per_claim_and_complete(direct, "rc0", c.cluster_calls, run));
+    cc_router.push_back(us_per_claim_and_complete(cs.router, "rc0", c.cluster_calls, run));
+    progress(d,
+             "cluster run %d: enqueue %.0f us on the node, %.0f us through the router; claim+complete %.0f / %.0f us",
              run + 1, enq_direct.back(), enq_router.back(), cc_direct.back(), cc_router.back());
   }
-  const std::string calls = std::to_string(c.cluster_calls) + " calls per run, one session, " +
-                            std::to_string(c.runs) + " runs";
+  const std::string calls =
+      std::to_string(c.cluster_calls) + " calls per run, one session, " + std::to_string(c.runs) + " runs";
   r.add("cluster_enqueue_node", "cluster: enqueue on the node, one session", "us per call", false, "pgjq",
         summarize(enq_direct), calls);
   r.add("cluster_enqueue_router", "cluster: enqueue through the router, one session", "us per call", false, "pgjq",
@@ -169,8 +173,8 @@ void scenario_cluster(driver &d, const config &c, results &r)
                             " jobs, a producer (batch 100) and a worker (batch 100) per queue on its node";
   r.add("cluster_enqueue_1node", "cluster: enqueue, 3 queues on 1 node", "jobs/s", true, "pgjq", summarize(enq_one),
         sizes);
-  r.add("cluster_enqueue_3nodes", "cluster: enqueue, 3 queues on 3 nodes", "jobs/s", true, "pgjq",
-        summarize(enq_three), sizes);
+  r.add("cluster_enqueue_3nodes", "cluster: enqueue, 3 queues on 3 nodes", "jobs/s", true, "pgjq", summarize(enq_three),
+        sizes);
   r.add("cluster_drain_1node", "cluster: drain, 3 queues on 1 node", "jobs/s", true, "pgjq", summarize(drain_one),
         sizes);
   r.add("cluster_drain_3nodes", "cluster: drain, 3 queues on 3 nodes", "jobs/s", true, "pgjq", summarize(drain_three),

@@ -811,3 +811,117 @@ REVOKE ALL ON FUNCTION pgjq_router.add_node(text), pgjq_router.place_queue(text,
     pgjq_router.move_queue(text, integer, integer), pgjq_router.finish_move(text, integer),
     pgjq_router.join_cluster_on(integer)
     FROM PUBLIC;
+
+-- What the pgjq command line and dashboard read, for the whole cluster ---------------------------------
+
+CREATE FUNCTION pgjq_router.all_schedules()
+    RETURNS TABLE (schedule_name text, cron text, time_zone text, job_type text, payload jsonb, queue_name text,
+                   priority integer, max_attempts integer, missed text, paused boolean, scheduled_by text,
+                   next_run timestamptz, retry_at timestamptz, failures integer, last_run timestamptz,
+                   last_job_id bigint, last_error text, last_error_at timestamptz, jobs_enqueued bigint,
+                   firings_missed bigint, created_at timestamptz, updated_at timestamptz)
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT * FROM pgjq.schedules;
+$$;
+CREATE VIEW pgjq.schedules AS SELECT * FROM pgjq_router.all_schedules();
+
+-- One row per node and database: datname says which node ("node 1: app").
+CREATE FUNCTION pgjq_router.all_worker_status()
+    RETURNS TABLE (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
+                   next_wake timestamptz, jobs_recovered bigint, jobs_notified bigint, jobs_pruned bigint,
+                   errors bigint, last_error text, last_error_at timestamptz, stopped boolean, state text,
+                   waiting_since timestamptz, wake_reason text)
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT w.worker_type, w.pid,
+           ('node ' || pgjq.cluster_node() || ': ' || coalesce(w.datname::text, '-'))::name AS datname,
+           w.started_at, w.last_run, w.next_wake, w.jobs_recovered, w.jobs_notified, w.jobs_pruned, w.errors,
+           w.last_error, w.last_error_at, w.stopped, w.state, w.waiting_since, w.wake_reason
+      FROM pgjq.worker_status() w;
+$$;
+CREATE FUNCTION pgjq.worker_status()
+    RETURNS TABLE (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
+                   next_wake timestamptz, jobs_recovered bigint, jobs_notified bigint, jobs_pruned bigint,
+                   errors bigint, last_error text, last_error_at timestamptz, stopped boolean, state text,
+                   waiting_since timestamptz, wake_reason text)
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM pgjq_router.all_worker_status() ORDER BY 3, 1
+$$;
+CREATE FUNCTION pgjq_router.all_maintenance_duties()
+    RETURNS TABLE (datname name, duty text, runs bigint, done bigint, errors bigint, failures_in_row integer,
+                   last_run timestamptz, next_run timestamptz, retry_at timestamptz, last_error text,
+                   last_error_at timestamptz)
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT ('node ' || pgjq.cluster_node() || ': ' || d.datname)::name AS datname, d.duty, d.runs, d.done, d.errors,
+           d.failures_in_row, d.last_run, d.next_run, d.retry_at, d.last_error, d.last_error_at
+      FROM pgjq.maintenance_duties() d;
+$$;
+CREATE FUNCTION pgjq.maintenance_duties()
+    RETURNS TABLE (datname name, duty text, runs bigint, done bigint, errors bigint, failures_in_row integer,
+                   last_run timestamptz, next_run timestamptz, retry_at timestamptz, last_error text,
+                   last_error_at timestamptz)
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM pgjq_router.all_maintenance_duties() ORDER BY 1, 2
+$$;
+
+-- Latency: a partitioned queue's histograms added bucket by bucket (every node has the same bounds), its
+-- quantiles computed by a node's own pgjq.histogram_quantile.
+CREATE FUNCTION pgjq_router.all_latency()
+    RETURNS TABLE (queue_name text, measure text, jobs bigint, sum_seconds double precision,
+                   le double precision[], buckets bigint[])
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT l.queue_name, l.measure, l.jobs, l.sum_seconds, l.le, l.buckets FROM pgjq.queue_latency l;
+$$;
+CREATE FUNCTION pgjq_router.quantiles(q double precision[], le double precision[], buckets bigint[])
+    RETURNS SETOF double precision LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ANY;
+    SELECT pgjq.histogram_quantile(x, le, buckets) FROM unnest(q) WITH ORDINALITY u(x, i) ORDER BY i;
+$$;
+CREATE VIEW pgjq.queue_latency AS
+    SELECT m.queue_name, m.measure, m.jobs, m.sum_seconds / nullif(m.jobs, 0)::double precision AS mean_seconds,
+           p.v[1] AS p50_seconds, p.v[2] AS p90_seconds, p.v[3] AS p99_seconds, m.sum_seconds, m.le, m.buckets
+      FROM (SELECT a.queue_name, a.measure, sum(a.jobs)::bigint AS jobs, sum(a.sum_seconds) AS sum_seconds,
+                   min(a.le) AS le,
+                   ARRAY(SELECT sum(b.n)::bigint FROM pgjq_router.all_latency() x, unnest(x.buckets) WITH ORDINALITY b(n, i)
+                          WHERE x.queue_name = a.queue_name AND x.measure = a.measure GROUP BY b.i ORDER BY b.i) AS buckets
+              FROM pgjq_router.all_latency() a GROUP BY a.queue_name, a.measure) m,
+           LATERAL (SELECT ARRAY(SELECT pgjq_router.quantiles(ARRAY[0.5, 0.9, 0.99], m.le, m.buckets)) AS v) p;
+
+-- The Prometheus text of every node, each sample labelled with its node (node="1"), each metric family's
+-- HELP and TYPE once, its samples from every node together after them.
+CREATE FUNCTION pgjq_router.all_metrics(OUT node integer, OUT metrics text) RETURNS SETOF record
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON ALL;
+    SELECT pgjq.cluster_node() AS node, pgjq.metrics() AS metrics;
+$$;
+CREATE FUNCTION pgjq.metrics() RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH lines AS (
+        SELECT m.node, l.line, l.n,
+               max(CASE WHEN l.line ~ '^# (HELP|TYPE) ' THEN split_part(l.line, ' ', 3) END)
+                   OVER (PARTITION BY m.node ORDER BY l.n) AS family
+          FROM pgjq_router.all_metrics() m, regexp_split_to_table(m.metrics, E'\n') WITH ORDINALITY l(line, n)
+         WHERE l.line <> ''),
+    families AS (
+        SELECT family, min(n) AS first FROM lines GROUP BY family)
+    SELECT string_agg(x.line, E'\n' ORDER BY f.first, x.header DESC, x.node, x.n) || E'\n'
+      FROM families f
+      JOIN (SELECT family, node, n, true AS header, line FROM lines
+             WHERE line ~ '^#' AND node = (SELECT min(node) FROM lines)
+            UNION ALL
+            SELECT family, node, n, false,
+                   CASE WHEN line ~ '^[a-zA-Z_:][a-zA-Z0-9_:]*\{'
+                        THEN regexp_replace(line, '^([a-zA-Z_:][a-zA-Z0-9_:]*)\{', '\1{node="' || node || '",')
+                        ELSE regexp_replace(line, '^([a-zA-Z_:][a-zA-Z0-9_:]*) ', '\1{node="' || node || '"} ') END
+              FROM lines WHERE line !~ '^#') x ON x.family IS NOT DISTINCT FROM f.family
+$$;
+
+GRANT SELECT ON pgjq.schedules, pgjq.queue_latency TO PUBLIC;

@@ -12,6 +12,8 @@ use PgjqTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use HTTP::Tiny;
 
 my ($cluster, $router) = new_cluster(3);
 my @nodes = @$cluster;
@@ -111,6 +113,12 @@ is($router->safe_psql('postgres', q{SELECT count(*) FROM pgjq.claim_job_batch('w
 	'a claim through the router drains every partition');
 is($router->safe_psql('postgres', q{SELECT claimed FROM pgjq.queue_stats WHERE queue_name = 'hot'}), '260',
 	'queue_stats adds the partitions up');
+is($router->safe_psql('postgres', q{SELECT pgjq.complete_batch(array(SELECT id FROM pgjq.jobs WHERE queue_name = 'hot'), 'w')}),
+	'260', 'complete_batch through the router completes jobs of every partition');
+is($router->safe_psql('postgres', q{SELECT count(*) || ':' || sum(jobs) FROM pgjq.queue_latency WHERE queue_name = 'hot' AND measure = 'wait'}),
+	'1:260', 'queue_latency adds a partitioned queue\'s histograms into one row');
+is($router->safe_psql('postgres', q{SELECT count(*) FROM pgjq_router.all_latency() WHERE queue_name = 'hot' AND measure = 'wait'}),
+	'3', 'from its three nodes');
 
 # --- load: producers and workers through the router ---
 $router->safe_psql('postgres', q{
@@ -207,6 +215,32 @@ ok(wait_until('everything completes', sub {
 	$router->safe_psql('postgres', q{SELECT coalesce(sum(pending + claimed + running + waiting), 0) FROM pgjq.queue_stats WHERE queue_name ~ '^q[0-9]+$'}) eq '0' }),
 	'every job is finished in the end (claims cut by the crash were recovered by their leases)');
 stop_loop($_) for @loops[2 .. 3];
+
+# --- the command line and the dashboard show the whole cluster through the router ---
+my $cli = $ENV{PGJQ_CLI} or die 'PGJQ_CLI (the pgjq command line) is not set';
+my ($cout, $cerr) = ('', '');
+IPC::Run::run([ $cli, '-d', $rconn, 'status' ], '>', \$cout, '2>', \$cerr) or diag($cerr);
+is(scalar(grep { $cout =~ /^$_\s/m } @queues, 'hot'), 13, 'pgjq status through the router lists the queues of every node');
+IPC::Run::run([ $cli, '-d', $rconn, 'maintenance' ], '>', \$cout, '2>', \$cerr) or diag($cerr);
+is(scalar(grep { $cout =~ /node $_: postgres/ } 0 .. 2), 3, 'pgjq maintenance shows each node\'s worker');
+IPC::Run::run([ $cli, '-d', $rconn, 'metrics' ], '>', \$cout, '2>', \$cerr) or diag($cerr);
+is(scalar(grep { $cout =~ /^pgjq_jobs\{node="$_",/m } 0 .. 2), 3, 'pgjq metrics labels every node\'s samples with its node');
+my ($pout, $perr) = ('', '');
+IPC::Run::run([ 'promtool', 'check', 'metrics' ], '<', \$cout, '>', \$pout, '2>', \$perr);
+is($? >> 8, 0, 'and promtool accepts the merged exposition') or diag("$pout$perr");
+my $port = PostgreSQL::Test::Cluster::get_free_port();
+my $web = IPC::Run::start([ $cli, '-d', $rconn, 'web', '--listen', "127.0.0.1:$port" ], '>', \my $wout, '2>', \my $werr);
+my $overview = '';
+for (1 .. 100)
+{
+	$overview = HTTP::Tiny->new->get("http://127.0.0.1:$port/api/overview")->{content} // '';
+	last if $overview =~ /queues/;
+	select(undef, undef, undef, 0.1);
+}
+$web->signal('TERM');
+$web->finish;
+is(scalar(grep { $overview =~ /"queue":"$_"/ } 'q1', 'q5', 'q9', 'hot'), 4,
+	'the dashboard\'s overview through the router holds queues of every node') or diag("$overview $werr");
 
 # Every job a producer was told about was completed, and none twice: node 0's q1 history went with the
 # move, so a job counts as completed if its node says so or a worker's completion was acknowledged.

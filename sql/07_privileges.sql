@@ -63,7 +63,7 @@ DECLARE
 BEGIN
     FOR f IN SELECT p.oid FROM pg_proc p
               WHERE p.pronamespace = 'pgjq'::regnamespace AND p.prorettype <> 'trigger'::regtype
-                AND p.proname NOT IN ('may_read_queue', 'may_read_job', 'histogram_quantile')  -- row filters, arithmetic
+                AND p.proname NOT IN ('may_read_queue', 'may_read_job', 'histogram_quantile', 'cluster_node')  -- row filters, arithmetic, the node's number
                 AND has_function_privilege(p.oid, 'EXECUTE') ORDER BY p.oid::regprocedure::text LOOP
         BEGIN
             EXECUTE format('SELECT * FROM %s(%s)', f::oid::regproc,

@@ -1,5 +1,10 @@
 -- A node of a pgjq cluster (docs/scale-out.md): join_cluster makes the node draw job ids congruent to its
--- node number modulo 1024, so that a router finds a job's node from its id alone.
+-- node number modulo 1024, so that a router finds a job's node from its id alone. In a database of its own:
+-- the earlier files leave unfinished jobs behind.
+\set regress_db :DBNAME
+CREATE DATABASE regress_pgjq_cluster_node;
+\c regress_pgjq_cluster_node
+CREATE EXTENSION pgjq;
 SELECT pgjq.create_queue('node_q');
 SELECT pgjq.cluster_node() IS NULL AS not_in_a_cluster;
 
@@ -37,4 +42,5 @@ SELECT pgjq.join_cluster(7);
 SELECT pgjq.cluster_node();
 RESET ROLE;
 DROP ROLE regress_pgjq_stranger;
-SELECT pgjq.drop_queue('node_q', force => true);
+\c :regress_db
+DROP DATABASE regress_pgjq_cluster_node;

@@ -795,8 +795,10 @@ CREATE FUNCTION pgjq.cluster_node() RETURNS integer LANGUAGE sql STABLE SET sear
 $$;
 GRANT EXECUTE ON FUNCTION pgjq.cluster_node() TO PUBLIC;
 
--- Refused while the database holds unfinished jobs (their ids would name another node), unless it already
--- is this node (then nothing changes). For the extension's owner only.
+-- Refused while an unfinished job, or a failed or cancelled one that retry could revive with its id, has an
+-- id naming another node; refused for a database that already is another node. Joining again as the same
+-- node, or after a restore from a logical dump (which keeps the sequence's value, not its increment),
+-- only sets the sequence again. For the extension's owner only.
 CREATE FUNCTION pgjq.join_cluster(node integer) RETURNS integer LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -807,18 +809,26 @@ BEGIN
         RAISE EXCEPTION 'pgjq: node number % is out of range', coalesce(node::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'A node number is between 0 and 1023.';
     END IF;
-    -- No job may be enqueued between the check and the restart of the sequence.
+    IF pgjq.cluster_node() IS NOT NULL AND pgjq.cluster_node() <> node THEN
+        RAISE EXCEPTION 'pgjq: this database is node % of a cluster already', pgjq.cluster_node()
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'A node keeps its number: the router addresses its jobs by it.';
+    END IF;
+    -- No job may be enqueued between the checks and the restart of the sequence.
     LOCK TABLE pgjq.live_jobs IN SHARE ROW EXCLUSIVE MODE;
     IF pgjq.cluster_node() IS NOT DISTINCT FROM node THEN
         RETURN node;
     END IF;
-    IF EXISTS (SELECT FROM pgjq.live_jobs) THEN
-        RAISE EXCEPTION 'pgjq: cannot join the cluster as node % while this database holds unfinished jobs', node
-            USING ERRCODE = 'object_in_use',
-                  HINT = 'Their ids do not name the node: let them finish (or cancel them) first.';
+    IF EXISTS (SELECT FROM pgjq.live_jobs j WHERE j.id % 1024 <> node) THEN
+        RAISE EXCEPTION 'pgjq: cannot join the cluster as node % while this database holds unfinished jobs whose ids name another node', node
+            USING ERRCODE = 'object_in_use', HINT = 'Let them finish (or cancel them) first.';
     END IF;
-    SELECT greatest(s.last_value, (SELECT max(id) FROM pgjq.finished_jobs), 0) INTO highest
-      FROM pgjq.job_id_seq s;
+    IF EXISTS (SELECT FROM pgjq.finished_jobs j WHERE j.status IN ('failed', 'cancelled') AND j.id % 1024 <> node) THEN
+        RAISE EXCEPTION 'pgjq: cannot join the cluster as node % while failed or cancelled jobs could be retried with ids that name another node', node
+            USING ERRCODE = 'object_in_use', HINT = 'Delete them first (pgjq.delete_jobs).';
+    END IF;
+    SELECT greatest(s.last_value, (SELECT max(id) FROM pgjq.finished_jobs), (SELECT max(id) FROM pgjq.live_jobs), 0)
+      INTO highest FROM pgjq.job_id_seq s;
     first_id := (highest / 1024 + 1) * 1024 + node;
     EXECUTE format('ALTER SEQUENCE pgjq.job_id_seq INCREMENT BY 1024 START WITH %s RESTART WITH %s',
                    first_id, first_id);

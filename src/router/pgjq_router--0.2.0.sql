@@ -20,13 +20,16 @@ CREATE TABLE pgjq_router.placements (
     partition     integer NOT NULL CHECK (partition BETWEEN 0 AND 1023),
     node          integer NOT NULL CHECK (node BETWEEN 0 AND 1023),
     draining_node integer CHECK (draining_node BETWEEN 0 AND 1023 AND draining_node <> node),
-    resume_after_move boolean NOT NULL DEFAULT false,  -- the move paused a FIFO queue on the new node
+    -- A move keeps the new node's queue paused until the old node is drained (FIFO order, group keys); it
+    -- resumes it then unless the queue is paused on the old node (a pause through the router pauses both).
+    hold_until_moved  boolean NOT NULL DEFAULT false,
     PRIMARY KEY (queue_name, partition),
     UNIQUE (queue_name, node)
 );
 SELECT pg_catalog.pg_extension_config_dump('pgjq_router.placements', '');
--- Everyone may read where queues live (the cluster client needs it); only the owner, or roles it grants
--- INSERT, UPDATE, DELETE to, may change it (create_queue and drop_queue through the router do).
+-- Everyone may read where queues live (the cluster client needs it: queue names are not secret from the
+-- router's roles). Only the owner writes it; create_queue and drop_queue through the router record what the
+-- nodes did through record_placement and forget_placement.
 GRANT SELECT ON pgjq_router.placements TO PUBLIC;
 
 -- Node n is the server's option pn: PL/Proxy's partition n (modular_mapping: any number of nodes).
@@ -95,6 +98,41 @@ BEGIN
 END
 $$;
 
+-- The node of a producer's job: queue_node's, except that a job that depends on others must live on their
+-- node (a node knows only its own jobs), which must then hold a partition of the queue and agree with the
+-- job's routing key.
+CREATE FUNCTION pgjq_router.producer_node(queue_name text, routing_key text, depends_on bigint[]) RETURNS integer
+    LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    dependency_nodes integer[];
+    by_key integer;
+BEGIN
+    dependency_nodes := ARRAY(SELECT DISTINCT (d % 1024)::integer FROM unnest(depends_on) d WHERE d IS NOT NULL);
+    IF cardinality(dependency_nodes) = 0 THEN
+        RETURN pgjq_router.queue_node(queue_name, routing_key);
+    END IF;
+    IF cardinality(dependency_nodes) > 1 THEN
+        RAISE EXCEPTION 'pgjq: the jobs in depends_on live on nodes %', array_to_string(dependency_nodes, ', ')
+            USING ERRCODE = 'feature_not_supported', DETAIL = 'A job can depend only on jobs of its own node.';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pgjq_router.placements p
+                    WHERE p.queue_name = producer_node.queue_name AND p.node = dependency_nodes[1]) THEN
+        RAISE EXCEPTION 'pgjq: queue "%" has no partition on node %, where the jobs in depends_on live',
+            queue_name, dependency_nodes[1]
+            USING ERRCODE = 'feature_not_supported', DETAIL = 'A job can depend only on jobs of its own node.';
+    END IF;
+    IF routing_key IS NOT NULL THEN
+        by_key := pgjq_router.queue_node(queue_name, routing_key);
+        IF by_key <> dependency_nodes[1] THEN
+            RAISE EXCEPTION 'pgjq: the job''s key belongs to node %, the jobs in depends_on to node %', by_key,
+                dependency_nodes[1]
+                USING ERRCODE = 'feature_not_supported', DETAIL = 'A job can depend only on jobs of its own node.';
+        END IF;
+    END IF;
+    RETURN dependency_nodes[1];
+END
+$$;
+
 -- Every node that holds the queue (admin calls reach them all).
 CREATE FUNCTION pgjq_router.queue_nodes(queue_name text) RETURNS SETOF integer
     LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -122,14 +160,18 @@ $$;
 
 GRANT EXECUTE ON FUNCTION pgjq_router.checked_node(integer), pgjq_router.job_node(bigint),
     pgjq_router.raise_unplaced_queue(text), pgjq_router.queue_node(text, text), pgjq_router.claim_nodes(text),
+    pgjq_router.producer_node(text, text, bigint[]),
     pgjq_router.queue_nodes(text)
     TO PUBLIC;
 
 -- Listings, gathered from every node ---------------------------------------------------------------
 -- As on a node, except that enqueued_by and claimed_by are role names (text): a node's roles need not
--- exist in the router's server.
+-- exist in the router's server. Each all_X() asks the nodes one by one (all_X_on): a node that cannot be
+-- reached, or refuses the caller, is left out with a NOTICE rather than blanking the cluster's view when
+-- it is needed most. (PL/Proxy cannot nest calls to one cluster, so the nodes that answer cannot be
+-- chosen by a RUN ON function that asks them.)
 
-CREATE FUNCTION pgjq_router.all_jobs()
+CREATE FUNCTION pgjq_router.all_jobs_on(target integer)
     RETURNS TABLE (id bigint, queue_name text, job_type text, priority integer, status pgjq.job_status,
                    payload jsonb, result jsonb, run_at timestamptz, unique_key text, progress integer,
                    current_stage text, events_count integer, worker_id text, claimed_at timestamptz,
@@ -140,19 +182,58 @@ CREATE FUNCTION pgjq_router.all_jobs()
                    timeout_at timestamptz)
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON ALL;
+    RUN ON pgjq_router.checked_node(target);
     SELECT * FROM pgjq.jobs;
+$$;
+CREATE FUNCTION pgjq_router.all_jobs()
+    RETURNS TABLE (id bigint, queue_name text, job_type text, priority integer, status pgjq.job_status,
+                   payload jsonb, result jsonb, run_at timestamptz, unique_key text, progress integer,
+                   current_stage text, events_count integer, worker_id text, claimed_at timestamptz,
+                   heartbeat_at timestamptz, lease_expires_at timestamptz, created_at timestamptz,
+                   started_at timestamptz, completed_at timestamptz, failed_at timestamptz,
+                   cancelled_at timestamptz, attempts integer, max_attempts integer, last_error text,
+                   enqueued_by text, claimed_by text, group_key text, depends_on bigint[], timeout interval,
+                   timeout_at timestamptz)
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer;
+BEGIN
+    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
+        BEGIN
+            RETURN QUERY SELECT * FROM pgjq_router.all_jobs_on(target);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
+        END;
+    END LOOP;
+END
 $$;
 CREATE VIEW pgjq.jobs AS SELECT * FROM pgjq_router.all_jobs();
 
-CREATE FUNCTION pgjq_router.all_queue_stats()
+CREATE FUNCTION pgjq_router.all_queue_stats_on(target integer)
     RETURNS TABLE (queue_name text, pending bigint, scheduled bigint, claimed bigint, running bigint,
                    completed bigint, failed bigint, cancelled bigint, oldest_runnable_age interval,
                    max_pending bigint, fifo boolean, paused boolean, waiting bigint)
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON ALL;
+    RUN ON pgjq_router.checked_node(target);
     SELECT * FROM pgjq.queue_stats;
+$$;
+CREATE FUNCTION pgjq_router.all_queue_stats()
+    RETURNS TABLE (queue_name text, pending bigint, scheduled bigint, claimed bigint, running bigint,
+                   completed bigint, failed bigint, cancelled bigint, oldest_runnable_age interval,
+                   max_pending bigint, fifo boolean, paused boolean, waiting bigint)
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer;
+BEGIN
+    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
+        BEGIN
+            RETURN QUERY SELECT * FROM pgjq_router.all_queue_stats_on(target);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
+        END;
+    END LOOP;
+END
 $$;
 -- A partitioned queue is one row: its partitions' counts added (max_pending holds per partition).
 CREATE VIEW pgjq.queue_stats AS
@@ -164,13 +245,29 @@ CREATE VIEW pgjq.queue_stats AS
            sum(s.waiting)::bigint AS waiting
       FROM pgjq_router.all_queue_stats() s GROUP BY s.queue_name;
 
-CREATE FUNCTION pgjq_router.all_queue_metrics()
+CREATE FUNCTION pgjq_router.all_queue_metrics_on(target integer)
     RETURNS TABLE (queue_name text, unfinished bigint, completed bigint, failed bigint, cancelled bigint,
                    workers bigint, next_job_age interval, paused boolean)
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON ALL;
+    RUN ON pgjq_router.checked_node(target);
     SELECT * FROM pgjq.queue_metrics;
+$$;
+CREATE FUNCTION pgjq_router.all_queue_metrics()
+    RETURNS TABLE (queue_name text, unfinished bigint, completed bigint, failed bigint, cancelled bigint,
+                   workers bigint, next_job_age interval, paused boolean)
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer;
+BEGIN
+    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
+        BEGIN
+            RETURN QUERY SELECT * FROM pgjq_router.all_queue_metrics_on(target);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
+        END;
+    END LOOP;
+END
 $$;
 CREATE VIEW pgjq.queue_metrics AS
     SELECT m.queue_name, sum(m.unfinished)::bigint AS unfinished, sum(m.completed)::bigint AS completed,
@@ -191,7 +288,7 @@ CREATE FUNCTION pgjq.enqueue(job_type text, payload jsonb DEFAULT '{}', queue_na
                              timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL)
     RETURNS bigint LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON pgjq_router.queue_node(queue_name, coalesce(group_key, unique_key));
+    RUN ON pgjq_router.producer_node(queue_name, coalesce(group_key, unique_key), depends_on);
 $$;
 CREATE FUNCTION pgjq.try_enqueue(job_type text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
                                  priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
@@ -200,7 +297,7 @@ CREATE FUNCTION pgjq.try_enqueue(job_type text, payload jsonb DEFAULT '{}', queu
                                  timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL)
     RETURNS bigint LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON pgjq_router.queue_node(queue_name, coalesce(group_key, unique_key));
+    RUN ON pgjq_router.producer_node(queue_name, coalesce(group_key, unique_key), depends_on);
 $$;
 
 CREATE FUNCTION pgjq_router.enqueue_batch_on(node integer, job_type text, payloads jsonb, queue_name text,
@@ -214,8 +311,9 @@ CREATE FUNCTION pgjq_router.enqueue_batch_on(node integer, job_type text, payloa
                               group_keys, depends_on, timeout, unique_for);
 $$;
 
--- A partitioned queue's batch is split by routing key, one call per partition (each commits on its own);
--- the ids come back in payload order.
+-- A partitioned queue's batch is split by routing key, one call per partition, each committing on its own:
+-- unlike on a node, an error part-way leaves the partitions before it enqueued (docs/scale-out.md). The ids
+-- come back in payload order.
 CREATE FUNCTION pgjq.enqueue_batch(job_type text, payloads jsonb, queue_name text DEFAULT 'default',
                                    priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
                                    max_attempts integer DEFAULT NULL, unique_keys text[] DEFAULT NULL,
@@ -228,8 +326,14 @@ DECLARE
     result bigint[];
 BEGIN
     IF (SELECT count(*) FROM pgjq_router.placements p WHERE p.queue_name = enqueue_batch.queue_name) <= 1
-       OR jsonb_typeof(payloads) IS DISTINCT FROM 'array' THEN
-        RETURN pgjq_router.enqueue_batch_on(pgjq_router.queue_node(queue_name, NULL), job_type, payloads,
+       OR jsonb_typeof(payloads) IS DISTINCT FROM 'array' OR cardinality(depends_on) > 0 THEN
+        -- One call (all or nothing): a queue with one partition, a malformed batch (the node says why), or
+        -- jobs that depend on others, which all go to those jobs' node.
+        IF cardinality(depends_on) > 0 THEN
+            PERFORM pgjq_router.producer_node(queue_name, coalesce(group_keys[i], unique_keys[i]), depends_on)
+               FROM generate_subscripts(coalesce(group_keys, unique_keys, ARRAY[NULL::text]), 1) i;
+        END IF;
+        RETURN pgjq_router.enqueue_batch_on(pgjq_router.producer_node(queue_name, NULL, depends_on), job_type, payloads,
                                             queue_name, priority, run_at, max_attempts, unique_keys, group_keys,
                                             depends_on, timeout, unique_for);
     END IF;
@@ -263,28 +367,45 @@ CREATE FUNCTION pgjq_router.claim_job_batch_on(node integer, worker_id text, job
     SELECT * FROM pgjq.claim_job_batch(worker_id, job_types, batch_size, queue_name);
 $$;
 
--- Up to batch_size jobs from the queue's nodes, visited in a random order until the batch is full. A node
--- that cannot be reached is passed over (a NOTICE says so): its queues wait, the others go on.
+-- Up to batch_size jobs from the queue's nodes, visited in a random order until the batch is full. Each
+-- node's claim commits there at once, so an error on one node must not throw away what the others gave:
+-- a node that cannot be reached (PL/Proxy's XX000, a server shutting down, a lost connection) is passed
+-- over with a NOTICE; any other error (a missing capability, a bad argument) is raised, unless jobs were
+-- claimed already: then they are returned and the error is a WARNING.
 CREATE FUNCTION pgjq.claim_job_batch(worker_id text, job_types text[] DEFAULT NULL, batch_size integer DEFAULT 10,
                                      queue_name text DEFAULT 'default')
     RETURNS SETOF pgjq.jobs LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     node integer;
     remaining integer := batch_size;
+    claimed integer := 0;
     got integer;
+    failed_state text;
+    failed_message text;
 BEGIN
     FOR node IN SELECT * FROM pgjq_router.claim_nodes(queue_name) LOOP
         BEGIN
             RETURN QUERY SELECT * FROM pgjq_router.claim_job_batch_on(node, worker_id, job_types, remaining, queue_name);
             GET DIAGNOSTICS got = ROW_COUNT;
-        EXCEPTION WHEN internal_error THEN
-            -- PL/Proxy reports a node it cannot reach as XX000; a node's own errors keep their SQLSTATE.
-            RAISE NOTICE 'pgjq: node % passed over: %', node, SQLERRM;
+        EXCEPTION WHEN OTHERS THEN
             got := 0;
+            IF SQLSTATE IN ('XX000', '57P01', '57P02', '57P03') OR SQLSTATE LIKE '08%' THEN
+                RAISE NOTICE 'pgjq: node % passed over: %', node, SQLERRM;
+            ELSIF failed_state IS NULL THEN
+                failed_state := SQLSTATE;
+                failed_message := format('node %s: %s', node, SQLERRM);
+            END IF;
         END;
+        claimed := claimed + got;
         remaining := remaining - got;
         EXIT WHEN remaining <= 0;
     END LOOP;
+    IF failed_state IS NOT NULL THEN
+        IF claimed = 0 THEN
+            RAISE EXCEPTION USING ERRCODE = failed_state, MESSAGE = failed_message;
+        END IF;
+        RAISE WARNING 'pgjq: % (the jobs claimed on the other nodes are returned)', failed_message;
+    END IF;
 END
 $$;
 
@@ -396,9 +517,42 @@ CREATE FUNCTION pgjq_router.create_queue_on(node integer, queue_name text, max_p
                              rate_limit, rate_interval, job_timeout);
 $$;
 
--- A queue the router does not place yet goes to a node chosen by the hash of its name, and stays there
--- (the placement is stored: adding nodes later moves nothing). With a placement (place_queue), each of
--- its nodes gets the queue. Writes pgjq_router.placements: the caller needs that privilege too.
+CREATE FUNCTION pgjq_router.queue_exists_on(node integer, queue_name text) RETURNS boolean LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT EXISTS (SELECT FROM pgjq.queues q WHERE q.queue_name = queue_name);
+$$;
+
+-- The placement follows what the nodes hold, checked with the owner's rights: whoever may create a queue on
+-- a node (its capabilities decide) has it placed there, and a queue is forgotten once no node holds it.
+CREATE FUNCTION pgjq_router.record_placement(queue_name text, node integer) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF EXISTS (SELECT FROM pgjq_router.placements p WHERE p.queue_name = record_placement.queue_name) THEN
+        RETURN;
+    END IF;
+    IF NOT pgjq_router.queue_exists_on(node, queue_name) THEN
+        PERFORM pgjq_router.raise_unplaced_queue(queue_name);
+    END IF;
+    INSERT INTO pgjq_router.placements (queue_name, partition, node) VALUES (queue_name, 0, node);
+END
+$$;
+CREATE FUNCTION pgjq_router.forget_placement(queue_name text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF EXISTS (SELECT FROM pgjq_router.queue_nodes(queue_name) n WHERE pgjq_router.queue_exists_on(n, queue_name)) THEN
+        RAISE EXCEPTION 'pgjq: queue "%" still exists on a node', queue_name USING ERRCODE = 'object_in_use';
+    END IF;
+    DELETE FROM pgjq_router.placements p WHERE p.queue_name = forget_placement.queue_name;
+END
+$$;
+GRANT EXECUTE ON FUNCTION pgjq_router.queue_exists_on(integer, text), pgjq_router.record_placement(text, integer),
+    pgjq_router.forget_placement(text)
+    TO PUBLIC;
+
+-- A queue the router does not place yet goes to the node chosen by the hash of its name, and stays there
+-- (the placement is stored: adding nodes later moves nothing). With a placement (place_queue), each of its
+-- nodes gets the queue. The nodes decide who may: the caller needs admin there.
 CREATE FUNCTION pgjq.create_queue(queue_name text, max_pending bigint DEFAULT NULL, fifo boolean DEFAULT false,
                                   max_attempts integer DEFAULT 3, lease interval DEFAULT '5 minutes',
                                   group_concurrency integer DEFAULT 1, max_running integer DEFAULT NULL,
@@ -411,22 +565,24 @@ BEGIN
     IF queue_name IS NULL THEN
         RAISE EXCEPTION 'queue_name must not be null' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF NOT EXISTS (SELECT FROM pgjq_router.placements p WHERE p.queue_name = create_queue.queue_name) THEN
-        INSERT INTO pgjq_router.placements (queue_name, partition, node)
-        SELECT create_queue.queue_name, 0, n.node
-          FROM pgjq_router.nodes() n
-         ORDER BY n.node
-        OFFSET (hashtext(queue_name)::bigint & 2147483647) % greatest((SELECT count(*) FROM pgjq_router.nodes()), 1)
-         LIMIT 1;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'pgjq: the cluster has no nodes' USING ERRCODE = 'object_not_in_prerequisite_state',
-                HINT = 'Add them with pgjq_router.add_node(conninfo).';
-        END IF;
+    IF EXISTS (SELECT FROM pgjq_router.placements p WHERE p.queue_name = create_queue.queue_name) THEN
+        FOR node IN SELECT * FROM pgjq_router.queue_nodes(queue_name) LOOP
+            PERFORM pgjq_router.create_queue_on(node, queue_name, max_pending, fifo, max_attempts, lease,
+                                                group_concurrency, max_running, rate_limit, rate_interval,
+                                                job_timeout);
+        END LOOP;
+        RETURN;
     END IF;
-    FOR node IN SELECT * FROM pgjq_router.queue_nodes(queue_name) LOOP
-        PERFORM pgjq_router.create_queue_on(node, queue_name, max_pending, fifo, max_attempts, lease,
-                                            group_concurrency, max_running, rate_limit, rate_interval, job_timeout);
-    END LOOP;
+    SELECT n.node INTO node FROM pgjq_router.nodes() n ORDER BY n.node
+    OFFSET (hashtext(queue_name)::bigint & 2147483647) % greatest((SELECT count(*) FROM pgjq_router.nodes()), 1)
+     LIMIT 1;
+    IF node IS NULL THEN
+        RAISE EXCEPTION 'pgjq: the cluster has no nodes' USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'Add them with pgjq_router.add_node(conninfo).';
+    END IF;
+    PERFORM pgjq_router.create_queue_on(node, queue_name, max_pending, fifo, max_attempts, lease, group_concurrency,
+                                        max_running, rate_limit, rate_interval, job_timeout);
+    PERFORM pgjq_router.record_placement(queue_name, node);
 END
 $$;
 
@@ -482,7 +638,7 @@ BEGIN
             NULL;  -- dropped there by an earlier call
         END;
     END LOOP;
-    DELETE FROM pgjq_router.placements p WHERE p.queue_name = drop_queue.queue_name;
+    PERFORM pgjq_router.forget_placement(queue_name);
 END
 $$;
 
@@ -492,13 +648,28 @@ CREATE FUNCTION pgjq_router.pause_queue_on(node integer, queue_name text, pause 
     RUN ON pgjq_router.checked_node(node);
     SELECT CASE WHEN pause THEN pgjq.pause_queue(queue_name) ELSE pgjq.resume_queue(queue_name) END;
 $$;
+-- During a move that holds the new node paused, a resume leaves that node paused until the move ends.
 CREATE FUNCTION pgjq.pause_queue(queue_name text) RETURNS void
-    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
-    SELECT pgjq_router.pause_queue_on(n, queue_name, true) FROM pgjq_router.claim_nodes(queue_name) n;
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    node integer;
+BEGIN
+    FOR node IN SELECT * FROM pgjq_router.claim_nodes(queue_name) LOOP
+        PERFORM pgjq_router.pause_queue_on(node, queue_name, true);
+    END LOOP;
+END
 $$;
 CREATE FUNCTION pgjq.resume_queue(queue_name text) RETURNS void
-    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
-    SELECT pgjq_router.pause_queue_on(n, queue_name, false) FROM pgjq_router.claim_nodes(queue_name) n;
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    node integer;
+BEGIN
+    FOR node IN SELECT * FROM pgjq_router.claim_nodes(queue_name)
+                EXCEPT SELECT p.node FROM pgjq_router.placements p
+                        WHERE p.queue_name = resume_queue.queue_name AND p.hold_until_moved LOOP
+        PERFORM pgjq_router.pause_queue_on(node, queue_name, false);
+    END LOOP;
+END
 $$;
 
 CREATE FUNCTION pgjq.cancel(job_id bigint) RETURNS boolean LANGUAGE plproxy AS $$
@@ -683,6 +854,10 @@ BEGIN
         EXECUTE format('ALTER SERVER pgjq_nodes OPTIONS (ADD %I %L)', 'p' || node, conninfo);
     END IF;
     PERFORM pgjq_router.join_cluster_on(node);
+    -- Capabilities granted for every queue hold on every node, the new one too.
+    IF node > 0 THEN
+        PERFORM pgjq_router.copy_grants(0, node, NULL);
+    END IF;
     RETURN node;
 END
 $$;
@@ -714,25 +889,46 @@ CREATE FUNCTION pgjq_router.queue_settings_on(node integer, queue_name text)
     RETURNS TABLE (max_pending bigint, fifo boolean, max_attempts integer, lease interval, retry_base interval,
                    retry_cap interval, retention interval, keep_completed boolean, paused boolean,
                    group_concurrency integer, max_running integer, rate_limit integer, rate_interval interval,
-                   job_timeout interval)
+                   job_timeout interval, has_groups boolean, schedules bigint, failed bigint)
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
     RUN ON pgjq_router.checked_node(node);
     SELECT q.max_pending, q.fifo, q.max_attempts, q.lease, q.retry_base, q.retry_cap, q.retention,
            q.keep_completed, q.paused, q.group_concurrency, q.max_running, q.rate_limit, q.rate_interval,
-           q.job_timeout
+           q.job_timeout,
+           EXISTS (SELECT FROM pgjq.live_jobs j WHERE j.queue_name = q.queue_name AND j.group_key IS NOT NULL)
+               AS has_groups,
+           (SELECT count(*) FROM pgjq.schedules s WHERE s.queue_name = q.queue_name) AS schedules,
+           (SELECT count(*) FROM pgjq.jobs j WHERE j.queue_name = q.queue_name AND j.status = 'failed') AS failed
       FROM pgjq.queues q WHERE q.queue_name = queue_name;
 $$;
 
+-- The capabilities granted for one queue (NULL: for every queue) on a node, to give them to another.
+CREATE FUNCTION pgjq_router.queue_grants_on(node integer, queue_name text)
+    RETURNS TABLE (grantee text, capability text) LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(node);
+    SELECT g.grantee::text AS grantee, g.capability FROM pgjq.grants g
+     WHERE g.queue_name IS NOT DISTINCT FROM queue_name;
+$$;
+CREATE FUNCTION pgjq_router.copy_grants(from_node integer, to_node integer, queue_name text) RETURNS void
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT pgjq_router.capability_on(to_node, g.grantee::name, g.capability, queue_name, true)
+      FROM pgjq_router.queue_grants_on(from_node, queue_name) g;
+$$;
+
 -- Moves a partition of a queue to another node without losing or repeating a job: the queue is made on
--- the new node with the same settings, producers reach the new node from now on, and workers drain both
--- until finish_move drops the old node's (emptied) queue. A FIFO queue's new node stays paused until
--- then, so that no job overtakes one still waiting on the old node. Safe to call again after a failure.
+-- the new node with the same settings and capabilities, producers reach the new node from now on, and
+-- workers drain both until finish_move drops the old node's (emptied) queue. The new node's queue stays
+-- paused until then when order matters (a FIFO queue, or jobs with group keys on the old node). Refused
+-- while the queue has schedules on the old node (they would fire there, then go with the queue): unschedule
+-- them and schedule them again through the router after the move. Safe to call again after a failure.
 CREATE FUNCTION pgjq_router.move_queue(queue_name text, to_node integer, partition integer DEFAULT 0)
     RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     placement pgjq_router.placements;
     settings record;
+    hold boolean;
 BEGIN
     PERFORM pgjq_router.checked_node(to_node);
     SELECT * INTO placement FROM pgjq_router.placements p
@@ -740,19 +936,29 @@ BEGIN
     IF NOT FOUND THEN
         PERFORM pgjq_router.raise_unplaced_queue(queue_name);
     END IF;
+    IF placement.node = to_node THEN
+        RETURN;
+    END IF;
     IF placement.draining_node IS NOT NULL THEN
         RAISE EXCEPTION 'pgjq: queue "%" is still leaving node %', queue_name, placement.draining_node
             USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'pgjq_router.finish_move ends that move first.';
     END IF;
-    IF placement.node = to_node THEN
-        RETURN;
+    IF EXISTS (SELECT FROM pgjq_router.queue_nodes(queue_name) n WHERE n = to_node) THEN
+        RAISE EXCEPTION 'pgjq: node % holds (or is leaving) another partition of queue "%"', to_node, queue_name
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The partitions of a queue live on distinct nodes.';
     END IF;
     SELECT * INTO settings FROM pgjq_router.queue_settings_on(placement.node, queue_name);
     IF NOT FOUND THEN
         RAISE EXCEPTION 'queue "%" does not exist on node %', queue_name, placement.node
             USING ERRCODE = 'undefined_object';
     END IF;
-    IF NOT EXISTS (SELECT FROM pgjq_router.queue_settings_on(to_node, queue_name)) THEN
+    IF settings.schedules > 0 THEN
+        RAISE EXCEPTION 'pgjq: queue "%" has % schedules on node %', queue_name, settings.schedules, placement.node
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Unschedule them, and schedule them again through the router once the queue has moved.';
+    END IF;
+    hold := settings.fifo OR settings.has_groups;
+    IF NOT pgjq_router.queue_exists_on(to_node, queue_name) THEN
         PERFORM pgjq_router.create_queue_on(to_node, queue_name, settings.max_pending, settings.fifo,
                                             settings.max_attempts, settings.lease, settings.group_concurrency,
                                             settings.max_running, settings.rate_limit, settings.rate_interval,
@@ -764,21 +970,24 @@ BEGIN
                                        settings.group_concurrency, coalesce(settings.max_running, 0),
                                        coalesce(settings.rate_limit, 0), settings.rate_interval,
                                        coalesce(settings.job_timeout, interval '0'));
-    IF settings.fifo OR settings.paused THEN
+    PERFORM pgjq_router.copy_grants(placement.node, to_node, queue_name);
+    IF hold OR settings.paused THEN
         PERFORM pgjq_router.pause_queue_on(to_node, queue_name, true);
     END IF;
-    UPDATE pgjq_router.placements p SET node = to_node, draining_node = placement.node,
-                                        resume_after_move = settings.fifo AND NOT settings.paused
+    UPDATE pgjq_router.placements p SET node = to_node, draining_node = placement.node, hold_until_moved = hold
      WHERE p.queue_name = move_queue.queue_name AND p.partition = move_queue.partition;
 END
 $$;
 
--- Ends a move once the old node holds no unfinished job of the queue: drops it there (with its history)
--- and resumes a FIFO queue on the new node. Returns false, changing nothing, while jobs remain there.
+-- Ends a move once the old node holds no unfinished and no failed job of the queue: drops it there (with its
+-- history) and resumes the new node's queue if the move held it and the queue is not paused. Returns false,
+-- changing nothing, while jobs remain there (a NOTICE says which): failed jobs must be retried or deleted
+-- on the old node first, so that no dead letter is dropped unseen.
 CREATE FUNCTION pgjq_router.finish_move(queue_name text, partition integer DEFAULT 0) RETURNS boolean
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     placement pgjq_router.placements;
+    settings record;
 BEGIN
     SELECT * INTO placement FROM pgjq_router.placements p
      WHERE p.queue_name = finish_move.queue_name AND p.partition = finish_move.partition FOR UPDATE;
@@ -788,20 +997,28 @@ BEGIN
     IF placement.draining_node IS NULL THEN
         RETURN true;
     END IF;
-    BEGIN
-        -- drop_queue waits for enqueues in flight and refuses while unfinished jobs remain: no job can
-        -- arrive on the old node after the check.
-        PERFORM pgjq_router.drop_queue_on(placement.draining_node, queue_name, false);
-    EXCEPTION
-        WHEN object_in_use THEN
+    SELECT * INTO settings FROM pgjq_router.queue_settings_on(placement.draining_node, queue_name);
+    IF FOUND THEN
+        IF settings.failed > 0 THEN
+            RAISE NOTICE 'pgjq: queue "%" has % failed jobs on node %: retry or delete them there first',
+                queue_name, settings.failed, placement.draining_node;
             RETURN false;
-        WHEN undefined_object THEN
-            NULL;  -- dropped by an earlier call that failed afterwards
-    END;
-    IF placement.resume_after_move THEN
+        END IF;
+        BEGIN
+            -- drop_queue waits for enqueues in flight and refuses while unfinished jobs remain: no job can
+            -- arrive on the old node after the check.
+            PERFORM pgjq_router.drop_queue_on(placement.draining_node, queue_name, false);
+        EXCEPTION
+            WHEN object_in_use THEN
+                RETURN false;
+            WHEN undefined_object THEN
+                NULL;  -- dropped meanwhile
+        END;
+    END IF;
+    IF placement.hold_until_moved AND NOT coalesce(settings.paused, false) THEN
         PERFORM pgjq_router.pause_queue_on(placement.node, queue_name, false);
     END IF;
-    UPDATE pgjq_router.placements p SET draining_node = NULL, resume_after_move = false
+    UPDATE pgjq_router.placements p SET draining_node = NULL, hold_until_moved = false
      WHERE p.queue_name = finish_move.queue_name AND p.partition = finish_move.partition;
     RETURN true;
 END
@@ -809,12 +1026,12 @@ $$;
 
 REVOKE ALL ON FUNCTION pgjq_router.add_node(text), pgjq_router.place_queue(text, integer[]),
     pgjq_router.move_queue(text, integer, integer), pgjq_router.finish_move(text, integer),
-    pgjq_router.join_cluster_on(integer)
+    pgjq_router.join_cluster_on(integer), pgjq_router.copy_grants(integer, integer, text)
     FROM PUBLIC;
 
 -- What the pgjq command line and dashboard read, for the whole cluster ---------------------------------
 
-CREATE FUNCTION pgjq_router.all_schedules()
+CREATE FUNCTION pgjq_router.all_schedules_on(target integer)
     RETURNS TABLE (schedule_name text, cron text, time_zone text, job_type text, payload jsonb, queue_name text,
                    priority integer, max_attempts integer, missed text, paused boolean, scheduled_by text,
                    next_run timestamptz, retry_at timestamptz, failures integer, last_run timestamptz,
@@ -822,25 +1039,62 @@ CREATE FUNCTION pgjq_router.all_schedules()
                    firings_missed bigint, created_at timestamptz, updated_at timestamptz)
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON ALL;
+    RUN ON pgjq_router.checked_node(target);
     SELECT * FROM pgjq.schedules;
+$$;
+CREATE FUNCTION pgjq_router.all_schedules()
+    RETURNS TABLE (schedule_name text, cron text, time_zone text, job_type text, payload jsonb, queue_name text,
+                   priority integer, max_attempts integer, missed text, paused boolean, scheduled_by text,
+                   next_run timestamptz, retry_at timestamptz, failures integer, last_run timestamptz,
+                   last_job_id bigint, last_error text, last_error_at timestamptz, jobs_enqueued bigint,
+                   firings_missed bigint, created_at timestamptz, updated_at timestamptz)
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer;
+BEGIN
+    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
+        BEGIN
+            RETURN QUERY SELECT * FROM pgjq_router.all_schedules_on(target);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
+        END;
+    END LOOP;
+END
 $$;
 CREATE VIEW pgjq.schedules AS SELECT * FROM pgjq_router.all_schedules();
 
 -- One row per node and database: datname says which node ("node 1: app").
-CREATE FUNCTION pgjq_router.all_worker_status()
+CREATE FUNCTION pgjq_router.all_worker_status_on(target integer)
     RETURNS TABLE (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
                    next_wake timestamptz, jobs_recovered bigint, jobs_notified bigint, jobs_pruned bigint,
                    errors bigint, last_error text, last_error_at timestamptz, stopped boolean, state text,
                    waiting_since timestamptz, wake_reason text)
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON ALL;
+    RUN ON pgjq_router.checked_node(target);
     SELECT w.worker_type, w.pid,
            ('node ' || pgjq.cluster_node() || ': ' || coalesce(w.datname::text, '-'))::name AS datname,
            w.started_at, w.last_run, w.next_wake, w.jobs_recovered, w.jobs_notified, w.jobs_pruned, w.errors,
            w.last_error, w.last_error_at, w.stopped, w.state, w.waiting_since, w.wake_reason
       FROM pgjq.worker_status() w;
+$$;
+CREATE FUNCTION pgjq_router.all_worker_status()
+    RETURNS TABLE (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
+                   next_wake timestamptz, jobs_recovered bigint, jobs_notified bigint, jobs_pruned bigint,
+                   errors bigint, last_error text, last_error_at timestamptz, stopped boolean, state text,
+                   waiting_since timestamptz, wake_reason text)
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer;
+BEGIN
+    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
+        BEGIN
+            RETURN QUERY SELECT * FROM pgjq_router.all_worker_status_on(target);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
+        END;
+    END LOOP;
+END
 $$;
 CREATE FUNCTION pgjq.worker_status()
     RETURNS TABLE (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
@@ -850,16 +1104,33 @@ CREATE FUNCTION pgjq.worker_status()
     LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
     SELECT * FROM pgjq_router.all_worker_status() ORDER BY 3, 1
 $$;
-CREATE FUNCTION pgjq_router.all_maintenance_duties()
+CREATE FUNCTION pgjq_router.all_maintenance_duties_on(target integer)
     RETURNS TABLE (datname name, duty text, runs bigint, done bigint, errors bigint, failures_in_row integer,
                    last_run timestamptz, next_run timestamptz, retry_at timestamptz, last_error text,
                    last_error_at timestamptz)
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON ALL;
+    RUN ON pgjq_router.checked_node(target);
     SELECT ('node ' || pgjq.cluster_node() || ': ' || d.datname)::name AS datname, d.duty, d.runs, d.done, d.errors,
            d.failures_in_row, d.last_run, d.next_run, d.retry_at, d.last_error, d.last_error_at
       FROM pgjq.maintenance_duties() d;
+$$;
+CREATE FUNCTION pgjq_router.all_maintenance_duties()
+    RETURNS TABLE (datname name, duty text, runs bigint, done bigint, errors bigint, failures_in_row integer,
+                   last_run timestamptz, next_run timestamptz, retry_at timestamptz, last_error text,
+                   last_error_at timestamptz)
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer;
+BEGIN
+    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
+        BEGIN
+            RETURN QUERY SELECT * FROM pgjq_router.all_maintenance_duties_on(target);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
+        END;
+    END LOOP;
+END
 $$;
 CREATE FUNCTION pgjq.maintenance_duties()
     RETURNS TABLE (datname name, duty text, runs bigint, done bigint, errors bigint, failures_in_row integer,
@@ -871,19 +1142,51 @@ $$;
 
 -- Latency: a partitioned queue's histograms added bucket by bucket (every node has the same bounds), its
 -- quantiles computed by a node's own pgjq.histogram_quantile.
-CREATE FUNCTION pgjq_router.all_latency()
+CREATE FUNCTION pgjq_router.all_latency_on(target integer)
     RETURNS TABLE (queue_name text, measure text, jobs bigint, sum_seconds double precision,
                    le double precision[], buckets bigint[])
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON ALL;
+    RUN ON pgjq_router.checked_node(target);
     SELECT l.queue_name, l.measure, l.jobs, l.sum_seconds, l.le, l.buckets FROM pgjq.queue_latency l;
 $$;
-CREATE FUNCTION pgjq_router.quantiles(q double precision[], le double precision[], buckets bigint[])
+CREATE FUNCTION pgjq_router.all_latency()
+    RETURNS TABLE (queue_name text, measure text, jobs bigint, sum_seconds double precision,
+                   le double precision[], buckets bigint[])
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer;
+BEGIN
+    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
+        BEGIN
+            RETURN QUERY SELECT * FROM pgjq_router.all_latency_on(target);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
+        END;
+    END LOOP;
+END
+$$;
+CREATE FUNCTION pgjq_router.quantiles_on(target integer, q double precision[], le double precision[], buckets bigint[])
     RETURNS SETOF double precision LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON ANY;
+    RUN ON pgjq_router.checked_node(target);
     SELECT pgjq.histogram_quantile(x, le, buckets) FROM unnest(q) WITH ORDINALITY u(x, i) ORDER BY i;
+$$;
+-- Computed by the first node that answers (the function's one home is the node's extension).
+CREATE FUNCTION pgjq_router.quantiles(q double precision[], le double precision[], buckets bigint[])
+    RETURNS double precision[] LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer;
+BEGIN
+    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
+        BEGIN
+            RETURN ARRAY(SELECT pgjq_router.quantiles_on(target, q, le, buckets));
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
+        END;
+    END LOOP;
+    RETURN NULL;
+END
 $$;
 CREATE VIEW pgjq.queue_latency AS
     SELECT m.queue_name, m.measure, m.jobs, m.sum_seconds / nullif(m.jobs, 0)::double precision AS mean_seconds,
@@ -893,35 +1196,53 @@ CREATE VIEW pgjq.queue_latency AS
                    ARRAY(SELECT sum(b.n)::bigint FROM pgjq_router.all_latency() x, unnest(x.buckets) WITH ORDINALITY b(n, i)
                           WHERE x.queue_name = a.queue_name AND x.measure = a.measure GROUP BY b.i ORDER BY b.i) AS buckets
               FROM pgjq_router.all_latency() a GROUP BY a.queue_name, a.measure) m,
-           LATERAL (SELECT ARRAY(SELECT pgjq_router.quantiles(ARRAY[0.5, 0.9, 0.99], m.le, m.buckets)) AS v) p;
+           LATERAL (SELECT pgjq_router.quantiles(ARRAY[0.5, 0.9, 0.99], m.le, m.buckets) AS v) p;
 
 -- The Prometheus text of every node, each sample labelled with its node (node="1"), each metric family's
 -- HELP and TYPE once, its samples from every node together after them.
-CREATE FUNCTION pgjq_router.all_metrics(OUT node integer, OUT metrics text) RETURNS SETOF record
+CREATE FUNCTION pgjq_router.all_metrics_on(target integer, OUT node integer, OUT metrics text) RETURNS SETOF record
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    RUN ON ALL;
+    RUN ON pgjq_router.checked_node(target);
     SELECT pgjq.cluster_node() AS node, pgjq.metrics() AS metrics;
+$$;
+CREATE FUNCTION pgjq_router.all_metrics(OUT node integer, OUT metrics text) RETURNS SETOF record
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer;
+BEGIN
+    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
+        BEGIN
+            RETURN QUERY SELECT * FROM pgjq_router.all_metrics_on(target);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
+        END;
+    END LOOP;
+END
 $$;
 CREATE FUNCTION pgjq.metrics() RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH lines AS (
         SELECT m.node, l.line, l.n,
-               max(CASE WHEN l.line ~ '^# (HELP|TYPE) ' THEN split_part(l.line, ' ', 3) END)
-                   OVER (PARTITION BY m.node ORDER BY l.n) AS family
+               count(*) FILTER (WHERE l.line ~ '^# HELP ') OVER (PARTITION BY m.node ORDER BY l.n) AS block
           FROM pgjq_router.all_metrics() m, regexp_split_to_table(m.metrics, E'\n') WITH ORDINALITY l(line, n)
          WHERE l.line <> ''),
-    families AS (
-        SELECT family, min(n) AS first FROM lines GROUP BY family)
-    SELECT string_agg(x.line, E'\n' ORDER BY f.first, x.header DESC, x.node, x.n) || E'\n'
+    named AS (  -- each line with its metric family: the name in its block's HELP line
+        SELECT l.*, h.family
+          FROM lines l
+          LEFT JOIN (SELECT node, block, split_part(line, ' ', 3) AS family FROM lines WHERE line ~ '^# HELP ') h
+                 ON h.node = l.node AND h.block = l.block),
+    families AS (  -- in the order of the lowest node that has each, whose HELP and TYPE lines are kept
+        SELECT DISTINCT ON (family) family, node AS header_node, n AS first FROM named ORDER BY family, node, n)
+    SELECT string_agg(x.line, E'\n' ORDER BY f.header_node, f.first, x.header DESC, x.node, x.n) || E'\n'
       FROM families f
-      JOIN (SELECT family, node, n, true AS header, line FROM lines
-             WHERE line ~ '^#' AND node = (SELECT min(node) FROM lines)
+      JOIN (SELECT family, node, n, true AS header, line FROM named WHERE line ~ '^#'
             UNION ALL
             SELECT family, node, n, false,
                    CASE WHEN line ~ '^[a-zA-Z_:][a-zA-Z0-9_:]*\{'
                         THEN regexp_replace(line, '^([a-zA-Z_:][a-zA-Z0-9_:]*)\{', '\1{node="' || node || '",')
                         ELSE regexp_replace(line, '^([a-zA-Z_:][a-zA-Z0-9_:]*) ', '\1{node="' || node || '"} ') END
-              FROM lines WHERE line !~ '^#') x ON x.family IS NOT DISTINCT FROM f.family
+              FROM named WHERE line !~ '^#') x
+        ON x.family IS NOT DISTINCT FROM f.family AND (NOT x.header OR x.node = f.header_node)
 $$;
 
 GRANT SELECT ON pgjq.schedules, pgjq.queue_latency TO PUBLIC;

@@ -12,13 +12,22 @@ producer::producer(options cluster_options)
 
 producer::~producer() = default;
 
-void producer::refresh() { m_topology = topology::load(*m_router); }
+void producer::refresh()
+{
+  if (!m_router->is_open())
+    m_router->reconnect();
+  m_topology = topology::load(*m_router);
+  m_loaded = std::chrono::steady_clock::now();
+}
 
 connection &producer::node_connection(int node)
 {
+  const std::string conninfo = m_topology.conninfo(node) + " " + m_options.node_options;
   std::unique_ptr<connection> &conn = m_nodes[node];
   if (!conn)
-    conn = std::make_unique<connection>(m_topology.conninfo(node) + " " + m_options.node_options);
+    conn = std::make_unique<connection>(conninfo);
+  else if (!conn->is_open())
+    conn->reconnect();
   return *conn;
 }
 
@@ -40,9 +49,15 @@ connection &producer::node_of_queue(const std::string &queue)
 // job may have committed), is the caller's.
 template <typename Call> auto producer::on_queue_node(const std::string &queue, Call call)
 {
+  if (std::chrono::steady_clock::now() - m_loaded >= m_options.placement_refresh)
+    refresh();
   std::optional<int> node = m_topology.producer_node(queue);
   if (!node)
+  {
+    if (!m_router->is_open())
+      m_router->reconnect();
     return call(*m_router);
+  }
   try
   {
     return call(node_connection(*node));

@@ -17,23 +17,27 @@ int to_int(const detail::result &r, int row, int col) { return std::stoi(r.text(
 
 } // namespace
 
+// One statement, so that the nodes and the placement come from one snapshot (a node added between two
+// reads would be placed before it is known).
 topology topology::load(connection &router)
 {
   PGconn *conn = router.native_handle();
-  topology t;
-  detail::result nodes =
-      detail::check(PQexec(conn, "SELECT node, conninfo FROM pgjq_router.nodes() ORDER BY node"), conn);
-  for (int i = 0; i < nodes.rows(); ++i)
-    t.m_nodes.push_back(node_info{to_int(nodes, i, 0), nodes.text(i, 1)});
-  detail::result placed =
-      detail::check(PQexec(conn, "SELECT queue_name, partition, node, draining_node FROM pgjq_router.placements"
-                                 " ORDER BY queue_name, partition"),
+  detail::result rows =
+      detail::check(PQexec(conn, "SELECT 'node', node, conninfo, NULL, NULL FROM pgjq_router.nodes()"
+                                 " UNION ALL SELECT 'placement', partition, queue_name, node, draining_node"
+                                 "   FROM pgjq_router.placements ORDER BY 1, 3, 2"),
                     conn);
-  for (int i = 0; i < placed.rows(); ++i)
+  topology t;
+  for (int i = 0; i < rows.rows(); ++i)
   {
-    placement p{placed.text(i, 0), to_int(placed, i, 1), to_int(placed, i, 2), std::nullopt};
-    if (!placed.is_null(i, 3))
-      p.draining_node = to_int(placed, i, 3);
+    if (rows.view(i, 0) == "node")
+    {
+      t.m_nodes.push_back(node_info{to_int(rows, i, 1), rows.text(i, 2)});
+      continue;
+    }
+    placement p{rows.text(i, 2), to_int(rows, i, 1), to_int(rows, i, 3), std::nullopt};
+    if (!rows.is_null(i, 4))
+      p.draining_node = to_int(rows, i, 4);
     t.m_placements.push_back(std::move(p));
   }
   return t;

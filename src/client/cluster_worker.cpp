@@ -78,11 +78,7 @@ struct worker::impl
     for (const auto &[type, h] : handlers)
       w->on(type, h);
     pgjq::worker *raw = w.get();
-    std::lock_guard<std::mutex> guard(stats_mutex);
-    node_worker &slot = running[node];
-    slot.conninfo = conninfo;
-    slot.worker = std::move(w);
-    slot.thread = std::thread(
+    std::thread thread(
         [this, raw, node]
         {
           try
@@ -94,6 +90,28 @@ struct worker::impl
             log("the worker of node " + std::to_string(node) + " stopped: " + e.what());
           }
         });
+    try
+    {
+      std::lock_guard<std::mutex> guard(stats_mutex);
+      running[node] = node_worker{conninfo, std::move(w), std::move(thread)};
+    }
+    catch (...)
+    {
+      raw->stop();
+      thread.join();
+      throw;
+    }
+  }
+
+  void stop_all() noexcept
+  {
+    for (auto &[node, slot] : running)
+      slot.worker->stop();
+    std::vector<int> all;
+    for (const auto &[node, slot] : running)
+      all.push_back(node);
+    for (int node : all)
+      stop_node(node);
   }
 
   void stop_node(int node)
@@ -119,10 +137,15 @@ worker::worker(worker_options options) : m_impl(std::make_unique<impl>(std::move
 {
   if (m_impl->options.cluster.router_conninfo.empty())
     throw usage_error("pgjq::cluster::worker: router_conninfo is required");
-  if (m_impl->options.placement_refresh.count() <= 0)
+  if (m_impl->options.cluster.placement_refresh.count() <= 0)
     throw usage_error("pgjq::cluster::worker: placement_refresh must be positive");
+  if (!m_impl->options.worker.session.listen_conninfo.empty())
+    throw usage_error(
+        "pgjq::cluster::worker: session.listen_conninfo would make every node's worker LISTEN on one server");
 }
 
+// run() stops its node workers on every way out; a worker destroyed while run() is under way is a misuse
+// that std::thread's destructor would end in std::terminate anyway.
 worker::~worker() = default;
 
 void worker::on(const std::string &job_type, handler h)
@@ -140,6 +163,12 @@ void worker::run()
   std::optional<detail::signal_scope> signals;
   if (w.options.worker.handle_signals)
     signals.emplace(w.stop);
+  // On every way out, an exception included, each node's worker finishes what it holds and its thread ends.
+  struct stop_all_on_exit
+  {
+    impl &w;
+    ~stop_all_on_exit() { w.stop_all(); }
+  } stop_all{w};
   while (!w.stop.requested())
   {
     if (std::optional<std::map<int, std::string>> wanted = w.wanted_nodes())
@@ -158,13 +187,8 @@ void worker::run()
         if (w.running.count(node) == 0)
           w.start(node, conninfo);
     }
-    w.stop.sleep_for(w.options.placement_refresh);
+    w.stop.sleep_for(w.options.cluster.placement_refresh);
   }
-  std::vector<int> all;
-  for (const auto &[node, slot] : w.running)
-    all.push_back(node);
-  for (int node : all)
-    w.stop_node(node);
 }
 
 void worker::stop() noexcept { m_impl->stop.request(); }

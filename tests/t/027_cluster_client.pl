@@ -40,17 +40,31 @@ $per_node{ $_ % 1024 }++ for @$spread;
 is(join(',', sort keys %per_node), '0,1', 'and they spread over its two nodes');
 
 # A queue that moves while the producer holds the old placement: its next enqueue finds the new node.
-my ($in, $mout, $merr) = ('', '', '');
-my $mover = IPC::Run::start([ $client, 'produce-after-move', $rconn, 'single' ], '<', \$in, '>', \$mout, '2>', \$merr);
-$mover->pump until $mout =~ /enqueued/;
-$router->safe_psql('postgres', q{SELECT pgjq_router.move_queue('single', 2);
-	SELECT pgjq.cancel_jobs('single')});
-is($router->safe_psql('postgres', q{SELECT pgjq_router.finish_move('single')}), 't', 'the queue moved from node 1 to node 2');
-$in .= "go\n";
-$mover->finish;
-my $moved = enqueued($mout);
-is(scalar(@$moved), 2, 'the producer enqueued before and after the move') or diag($merr);
-is($moved->[1] % 1024, 2, 'after the move, on the new node (it read the placement again)');
+sub produce_around
+{
+	my ($queue, $meanwhile) = @_;
+	my ($in, $pout, $perr) = ('', '', '');
+	my $h = IPC::Run::start([ $client, 'produce-around', $rconn, $queue ], '<', \$in, '>', \$pout, '2>', \$perr);
+	$h->pump until $pout =~ /enqueued/;
+	$meanwhile->();
+	$in .= "go\n";
+	$h->finish;
+	diag($perr) if $perr;
+	return [ map { /^enqueued (\d+)$/ ? $1 : 'refused' } grep { /^(enqueued|refused)/ } split /\n/, $pout ];
+}
+my $moved = produce_around('single', sub {
+	$router->safe_psql('postgres', q{SELECT pgjq_router.move_queue('single', 2); SELECT pgjq.cancel_jobs('single')});
+	is($router->safe_psql('postgres', q{SELECT pgjq_router.finish_move('single')}), 't', 'the queue moved from node 1 to node 2');
+});
+is(scalar(@$moved), 4, 'the producer enqueued before and after the move');
+is(scalar(grep { $_ ne 'refused' && $_ % 1024 == 2 } @$moved[1 .. 3]), 3,
+	'after the move, on the new node (the old one refused the queue, and it read the placement again)');
+
+# The queue's node restarts under the producer: the call that meets the dead session is refused (its
+# outcome is the caller's to judge), and the next ones reopen the session.
+my $restarted = produce_around('single', sub { $nodes[2]->restart; });
+is($restarted->[3] =~ /^\d+$/ ? $restarted->[3] % 1024 : 'refused', 2, 'after its node restarts, the producer reconnects and enqueues');
+$router->safe_psql('postgres', q{SELECT pgjq.cancel_jobs('single')});
 
 # --- the worker ---
 my ($wout, $werr) = ('', '');

@@ -3,9 +3,9 @@
 //                                           printing "ran <id>" for each, until SIGTERM
 //   pgjq_cluster produce ROUTER QUEUE N     enqueues N jobs of type "t", printing "enqueued <id>" for each
 //                                           ("refused <why>" for one a node could not take)
-//   pgjq_cluster produce-after-move ROUTER QUEUE
-//                                           enqueues one job, waits for a line on stdin (the queue moves
-//                                           meanwhile), enqueues another with the placement it read first
+//   pgjq_cluster produce-around ROUTER QUEUE
+//                                           enqueues one job, waits for a line on stdin (the queue moves or
+//                                           its node restarts meanwhile), then tries three more
 #include <pgjq/client.hpp>
 
 #include <cstdio>
@@ -17,7 +17,7 @@ namespace
 
 int produce(const std::string &router, const std::string &queue, int jobs)
 {
-  pgjq::cluster::producer producer({router, ""});
+  pgjq::cluster::producer producer({router, "", std::chrono::milliseconds(5000)});
   pgjq::enqueue_options options;
   options.queue = queue;
   for (int i = 0; i < jobs; ++i)
@@ -34,16 +34,29 @@ int produce(const std::string &router, const std::string &queue, int jobs)
   return 0;
 }
 
-int produce_after_move(const std::string &router, const std::string &queue)
+// One job, then (after a line on stdin: the test moves the queue or restarts its node meanwhile) three
+// more with the placement and the sessions of before, each printed as enqueued or refused.
+int produce_around(const std::string &router, const std::string &queue)
 {
-  pgjq::cluster::producer producer({router, ""});
+  // A refresh period longer than the test: a move is found through the node's refusal.
+  pgjq::cluster::producer producer({router, "", std::chrono::hours(1)});
   pgjq::enqueue_options options;
   options.queue = queue;
   std::printf("enqueued %lld\n", static_cast<long long>(producer.enqueue("t", {}, options)));
   std::fflush(stdout);
   std::string line;
   std::getline(std::cin, line);
-  std::printf("enqueued %lld\n", static_cast<long long>(producer.enqueue("t", {}, options)));
+  for (int i = 0; i < 3; ++i)
+  {
+    try
+    {
+      std::printf("enqueued %lld\n", static_cast<long long>(producer.enqueue("t", {}, options)));
+    }
+    catch (const pgjq::error &e)
+    {
+      std::printf("refused %s\n", e.what());
+    }
+  }
   return 0;
 }
 
@@ -56,7 +69,7 @@ int work(const std::string &router, const std::string &queue)
   options.worker.idle_timeout = std::chrono::milliseconds(500);
   options.worker.reconnect_max = std::chrono::milliseconds(1000);
   options.worker.log = [](const std::string &m) { std::fprintf(stderr, "pgjq_cluster: %s\n", m.c_str()); };
-  options.placement_refresh = std::chrono::milliseconds(500);
+  options.cluster.placement_refresh = std::chrono::milliseconds(500);
   pgjq::cluster::worker worker(options);
   worker.on("t",
             [](pgjq::job_context &job)
@@ -79,15 +92,14 @@ int main(int argc, char **argv)
       return work(argv[2], argv[3]);
     if (mode == "produce" && argc == 5)
       return produce(argv[2], argv[3], std::stoi(argv[4]));
-    if (mode == "produce-after-move" && argc == 4)
-      return produce_after_move(argv[2], argv[3]);
+    if (mode == "produce-around" && argc == 4)
+      return produce_around(argv[2], argv[3]);
   }
   catch (const std::exception &e)
   {
     std::fprintf(stderr, "pgjq_cluster: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: %s work ROUTER QUEUE | produce ROUTER QUEUE N | produce-after-move ROUTER QUEUE\n",
-               argv[0]);
+  std::fprintf(stderr, "usage: %s work ROUTER QUEUE | produce ROUTER QUEUE N | produce-around ROUTER QUEUE\n", argv[0]);
   return 2;
 }

@@ -61,6 +61,8 @@ struct options
   std::string router_conninfo;
   // Appended to every node's conninfo: what the router must not hold, such as user, password or sslmode.
   std::string node_options;
+  // How often the placement is read again, so that producers and workers follow a queue that moves.
+  std::chrono::milliseconds placement_refresh{5000};
 };
 
 // Not thread-safe: one producer per thread. Connections are opened when first needed, one per node.
@@ -75,7 +77,10 @@ public:
   // As connection::enqueue and enqueue_batch (options.queue names the queue). A queue with one partition
   // gets the call on its node; when the node answers that the queue does not exist (it moved), the
   // placement is read again and the call goes once more to the new node. A partitioned or unplaced queue
-  // gets the call through the router.
+  // gets the call through the router (a batch split over partitions is then not all or nothing:
+  // docs/scale-out.md). The placement is read again every placement_refresh, and a session found closed
+  // is reopened before a call; a connection lost during a call is the caller's (the job may have
+  // committed), and the next call reopens it.
   std::int64_t enqueue(const std::string &job_type, const nlohmann::json &payload = nlohmann::json::object(),
                        const enqueue_options &options = {});
   std::vector<std::int64_t> enqueue_batch(const std::string &job_type, const std::vector<nlohmann::json> &payloads,
@@ -95,6 +100,7 @@ private:
   options m_options;
   std::unique_ptr<connection> m_router;
   topology m_topology;
+  std::chrono::steady_clock::time_point m_loaded;
   std::map<int, std::unique_ptr<connection>> m_nodes;
 };
 
@@ -102,11 +108,10 @@ struct worker_options
 {
   options cluster;
   // What each node's pgjq::worker runs with: queue, handlers' concurrency, batch size, timeouts, log.
-  // Its conninfo is ignored (each node's comes from the router); handle_signals applies to the cluster
-  // worker as a whole.
+  // Its conninfo is ignored (each node's comes from the router), and session.listen_conninfo must stay
+  // empty (one LISTEN server cannot serve every node); handle_signals applies to the cluster worker as a
+  // whole.
   pgjq::worker_options worker;
-  // How often the placement is read again, so that the worker follows a queue that moves.
-  std::chrono::milliseconds placement_refresh{5000};
 };
 
 // Runs one pgjq::worker per node of its queue, each on its own thread with its own connections to its

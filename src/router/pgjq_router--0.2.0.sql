@@ -833,7 +833,8 @@ BEGIN
     IF conninfo IS NULL OR length(conninfo) NOT BETWEEN 1 AND 1000 THEN
         RAISE EXCEPTION 'pgjq: conninfo must hold 1 to 1000 characters' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF conninfo ~* '(^|\s)password\s*=' THEN
+    IF conninfo ~* '(^|\s)(ssl)?password\s*=' OR conninfo ~* '^postgres(ql)?://[^@/?]*:[^@/?]*@'
+       OR conninfo ~* '[?&](ssl)?password=' THEN
         RAISE EXCEPTION 'pgjq: a node''s conninfo must not hold a password' USING ERRCODE = 'invalid_parameter_value',
             HINT = 'Everyone may read the nodes'' conninfo: put passwords in a user mapping for SERVER pgjq_nodes.';
     END IF;

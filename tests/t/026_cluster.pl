@@ -22,8 +22,12 @@ my @nodes = @$cluster;
 is($router->safe_psql('postgres', q{SELECT string_agg(node::text, ',' ORDER BY node) FROM pgjq_router.nodes()}),
 	'0,1,2', 'the nodes joined as node numbers 0, 1, 2');
 is($nodes[$_]->safe_psql('postgres', 'SELECT pgjq.cluster_node()'), $_, "node $_ knows its number") for 0 .. 2;
-my ($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq_router.add_node('host=x password=secret')});
-like($err, qr/must not hold a password/, 'a conninfo with a password is refused (everyone may read the nodes)');
+for my $secret ('host=x password=secret', 'host=x sslpassword=s', 'postgresql://u:secret@x/db', 'postgresql://x/db?password=s')
+{
+	my ($r, $o, $e) = $router->psql('postgres', "SELECT pgjq_router.add_node('$secret')");
+	like($e, qr/must not hold a password/, "a conninfo with a password is refused (everyone may read the nodes): $secret");
+}
+my ($ret, $out, $err);
 
 # q1..q12: q1-q4 on node 0, q5-q8 on node 1, q9-q12 on node 2.
 my @queues = map { "q$_" } 1 .. 12;
@@ -286,6 +290,9 @@ $done{$_} = 1 for split /\n/, $router->safe_psql('postgres', q{SELECT id FROM co
 my @produced = split /\n/, $router->safe_psql('postgres', q{SELECT id FROM produced});
 cmp_ok(scalar(@produced), '>', 200, 'the producers enqueued hundreds of jobs through the router');
 is(scalar(grep { !$done{$_} } @produced), 0, 'every job a producer was told about was completed');
+# Not true by construction: with asynchronous worker commits (the default) a node's crash can undo an
+# acknowledged completion, and the job is then run and acknowledged again (this failed before new_cluster
+# set pgjq.synchronous_worker_commit).
 is($router->safe_psql('postgres', q{SELECT count(*) - count(DISTINCT id) FROM completed}), '0',
 	'no job\'s completion was acknowledged twice');
 is($router->safe_psql('postgres', q{SELECT count(*) - count(DISTINCT id) FROM produced}), '0',

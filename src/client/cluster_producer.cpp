@@ -20,15 +20,19 @@ void producer::refresh()
   m_loaded = std::chrono::steady_clock::now();
 }
 
+// A node whose conninfo changed (a failover pointed the router elsewhere) gets a new session.
 connection &producer::node_connection(int node)
 {
   const std::string conninfo = m_topology.conninfo(node) + " " + m_options.node_options;
-  std::unique_ptr<connection> &conn = m_nodes[node];
-  if (!conn)
-    conn = std::make_unique<connection>(conninfo);
-  else if (!conn->is_open())
-    conn->reconnect();
-  return *conn;
+  node_session &session = m_nodes[node];
+  if (!session.conn || session.conninfo != conninfo)
+  {
+    session.conn = std::make_unique<connection>(conninfo);
+    session.conninfo = conninfo;
+  }
+  else if (!session.conn->is_open())
+    session.conn->reconnect();
+  return *session.conn;
 }
 
 connection &producer::node_of_queue(const std::string &queue)
@@ -50,7 +54,18 @@ connection &producer::node_of_queue(const std::string &queue)
 template <typename Call> auto producer::on_queue_node(const std::string &queue, Call call)
 {
   if (std::chrono::steady_clock::now() - m_loaded >= m_options.placement_refresh)
-    refresh();
+  {
+    // A router that is down must not stop enqueues into nodes that are up: the placement read last
+    // serves until the router answers again (a moved queue is still found through the node's refusal).
+    try
+    {
+      refresh();
+    }
+    catch (const pgjq::error &)
+    {
+      m_loaded = std::chrono::steady_clock::now();
+    }
+  }
   std::optional<int> node = m_topology.producer_node(queue);
   if (!node)
   {

@@ -77,28 +77,34 @@ struct worker::impl
     auto w = std::make_unique<pgjq::worker>(o);
     for (const auto &[type, h] : handlers)
       w->on(type, h);
-    pgjq::worker *raw = w.get();
-    std::thread thread(
-        [this, raw, node]
-        {
-          try
-          {
-            raw->run();
-          }
-          catch (const std::exception &e)
-          {
-            log("the worker of node " + std::to_string(node) + " stopped: " + e.what());
-          }
-        });
-    try
+    // The slot first, the thread last: nothing can throw once the thread runs.
+    node_worker *slot;
     {
       std::lock_guard<std::mutex> guard(stats_mutex);
-      running[node] = node_worker{conninfo, std::move(w), std::move(thread)};
+      slot = &running[node];
+      slot->conninfo = conninfo;
+      slot->worker = std::move(w);
+    }
+    pgjq::worker *raw = slot->worker.get();
+    try
+    {
+      slot->thread = std::thread(
+          [this, raw, node]
+          {
+            try
+            {
+              raw->run();
+            }
+            catch (const std::exception &e)
+            {
+              log("the worker of node " + std::to_string(node) + " stopped: " + e.what());
+            }
+          });
     }
     catch (...)
     {
-      raw->stop();
-      thread.join();
+      std::lock_guard<std::mutex> guard(stats_mutex);
+      running.erase(node);
       throw;
     }
   }

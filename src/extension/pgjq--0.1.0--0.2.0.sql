@@ -809,13 +809,13 @@ BEGIN
         RAISE EXCEPTION 'pgjq: node number % is out of range', coalesce(node::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'A node number is between 0 and 1023.';
     END IF;
+    -- No job may be enqueued, and no other join_cluster run, between the checks and the sequence's restart.
+    LOCK TABLE pgjq.live_jobs IN SHARE ROW EXCLUSIVE MODE;
     IF pgjq.cluster_node() IS NOT NULL AND pgjq.cluster_node() <> node THEN
         RAISE EXCEPTION 'pgjq: this database is node % of a cluster already', pgjq.cluster_node()
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'A node keeps its number: the router addresses its jobs by it.';
     END IF;
-    -- No job may be enqueued between the checks and the restart of the sequence.
-    LOCK TABLE pgjq.live_jobs IN SHARE ROW EXCLUSIVE MODE;
     IF pgjq.cluster_node() IS NOT DISTINCT FROM node THEN
         RETURN node;
     END IF;

@@ -23,6 +23,8 @@ CREATE TABLE pgjq_router.placements (
     -- A move keeps the new node's queue paused until the old node is drained (FIFO order, group keys); it
     -- resumes it then unless the queue is paused on the old node (a pause through the router pauses both).
     hold_until_moved  boolean NOT NULL DEFAULT false,
+    -- The queue has existed on its nodes: once none holds it, it was dropped and the placement may go.
+    created           boolean NOT NULL DEFAULT false,
     PRIMARY KEY (queue_name, partition),
     UNIQUE (queue_name, node)
 );
@@ -337,6 +339,12 @@ BEGIN
                                             queue_name, priority, run_at, max_attempts, unique_keys, group_keys,
                                             depends_on, timeout, unique_for);
     END IF;
+    IF cardinality(unique_keys) <> jsonb_array_length(payloads) OR cardinality(group_keys) <> jsonb_array_length(payloads) THEN
+        RAISE EXCEPTION 'pgjq: unique_keys and group_keys hold one key (or NULL) per payload'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('%s payloads, %s unique keys, %s group keys', jsonb_array_length(payloads),
+                                  cardinality(unique_keys), cardinality(group_keys));
+    END IF;
     result := array_fill(NULL::bigint, ARRAY[jsonb_array_length(payloads)]);
     FOR target IN
         SELECT pgjq_router.queue_node(queue_name, coalesce(group_keys[e.i], unique_keys[e.i])) AS node,
@@ -523,31 +531,49 @@ CREATE FUNCTION pgjq_router.queue_exists_on(node integer, queue_name text) RETUR
     SELECT EXISTS (SELECT FROM pgjq.queues q WHERE q.queue_name = queue_name);
 $$;
 
--- The placement follows what the nodes hold, checked with the owner's rights: whoever may create a queue on
--- a node (its capabilities decide) has it placed there, and a queue is forgotten once no node holds it.
+-- The placement follows what the nodes hold, checked with the owner's rights, so that whoever may create or
+-- drop a queue on a node (its capabilities decide) has the router follow, and nobody can place or forget a
+-- queue against the nodes' word:
+-- - record_placement places an unplaced queue on the one node that holds it (a queue every node holds,
+--   like `default`, is for place_queue);
+-- - mark_created notes that a placed queue exists on all its nodes;
+-- - forget_placement removes a placement only once the queue existed and no node holds it any more.
 CREATE FUNCTION pgjq_router.record_placement(queue_name text, node integer) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF EXISTS (SELECT FROM pgjq_router.placements p WHERE p.queue_name = record_placement.queue_name) THEN
         RETURN;
     END IF;
-    IF NOT pgjq_router.queue_exists_on(node, queue_name) THEN
-        PERFORM pgjq_router.raise_unplaced_queue(queue_name);
+    IF NOT pgjq_router.queue_exists_on(node, queue_name)
+       OR EXISTS (SELECT FROM pgjq_router.nodes() n
+                   WHERE n.node <> record_placement.node AND pgjq_router.queue_exists_on(n.node, queue_name)) THEN
+        RAISE EXCEPTION 'pgjq: queue "%" is not held by node % alone', queue_name, node
+            USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'pgjq_router.place_queue places it.';
     END IF;
-    INSERT INTO pgjq_router.placements (queue_name, partition, node) VALUES (queue_name, 0, node);
+    INSERT INTO pgjq_router.placements (queue_name, partition, node, created) VALUES (queue_name, 0, node, true);
+END
+$$;
+CREATE FUNCTION pgjq_router.mark_created(queue_name text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pgjq_router.queue_nodes(queue_name) n WHERE NOT pgjq_router.queue_exists_on(n, queue_name)) THEN
+        UPDATE pgjq_router.placements p SET created = true WHERE p.queue_name = mark_created.queue_name;
+    END IF;
 END
 $$;
 CREATE FUNCTION pgjq_router.forget_placement(queue_name text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF EXISTS (SELECT FROM pgjq_router.queue_nodes(queue_name) n WHERE pgjq_router.queue_exists_on(n, queue_name)) THEN
-        RAISE EXCEPTION 'pgjq: queue "%" still exists on a node', queue_name USING ERRCODE = 'object_in_use';
+    IF NOT EXISTS (SELECT FROM pgjq_router.placements p WHERE p.queue_name = forget_placement.queue_name AND p.created)
+       OR EXISTS (SELECT FROM pgjq_router.queue_nodes(queue_name) n WHERE pgjq_router.queue_exists_on(n, queue_name)) THEN
+        RAISE EXCEPTION 'pgjq: the placement of queue "%" stays: a node holds the queue, or it was never created', queue_name
+            USING ERRCODE = 'object_in_use';
     END IF;
     DELETE FROM pgjq_router.placements p WHERE p.queue_name = forget_placement.queue_name;
 END
 $$;
 GRANT EXECUTE ON FUNCTION pgjq_router.queue_exists_on(integer, text), pgjq_router.record_placement(text, integer),
-    pgjq_router.forget_placement(text)
+    pgjq_router.mark_created(text), pgjq_router.forget_placement(text)
     TO PUBLIC;
 
 -- A queue the router does not place yet goes to the node chosen by the hash of its name, and stays there
@@ -566,11 +592,14 @@ BEGIN
         RAISE EXCEPTION 'queue_name must not be null' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     IF EXISTS (SELECT FROM pgjq_router.placements p WHERE p.queue_name = create_queue.queue_name) THEN
-        FOR node IN SELECT * FROM pgjq_router.queue_nodes(queue_name) LOOP
+        -- Where the queue is missing: a call again after a partial failure finishes the work.
+        FOR node IN SELECT * FROM pgjq_router.queue_nodes(queue_name) n
+                     WHERE NOT pgjq_router.queue_exists_on(n, queue_name) LOOP
             PERFORM pgjq_router.create_queue_on(node, queue_name, max_pending, fifo, max_attempts, lease,
                                                 group_concurrency, max_running, rate_limit, rate_interval,
                                                 job_timeout);
         END LOOP;
+        PERFORM pgjq_router.mark_created(queue_name);
         RETURN;
     END IF;
     SELECT n.node INTO node FROM pgjq_router.nodes() n ORDER BY n.node
@@ -746,13 +775,41 @@ $$;
 
 -- Schedules: a schedule lives on a node of its queue (a partitioned queue's: by the schedule's name);
 -- the calls by name reach every node.
+CREATE FUNCTION pgjq_router.schedule_on(target integer, schedule_name text, cron text, job_type text,
+                                        payload jsonb, queue_name text, priority integer, max_attempts integer,
+                                        time_zone text, missed text, paused boolean)
+    RETURNS timestamptz LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(target);
+    SELECT pgjq.schedule(schedule_name, cron, job_type, payload, queue_name, priority, max_attempts, time_zone,
+                         missed, paused);
+$$;
+CREATE FUNCTION pgjq_router.schedule_exists_on(target integer, schedule_name text) RETURNS boolean
+    LANGUAGE plproxy AS $$
+    CLUSTER 'pgjq_nodes';
+    RUN ON pgjq_router.checked_node(target);
+    SELECT EXISTS (SELECT FROM pgjq.schedules s WHERE s.schedule_name = schedule_name);
+$$;
+-- On a node, schedule() replaces a schedule of the same name; a schedule on another node would fire
+-- beside the new one, so that is refused (unschedule it first).
 CREATE FUNCTION pgjq.schedule(schedule_name text, cron text, job_type text, payload jsonb DEFAULT '{}',
                               queue_name text DEFAULT 'default', priority integer DEFAULT 100,
                               max_attempts integer DEFAULT NULL, time_zone text DEFAULT 'UTC',
                               missed text DEFAULT 'skip', paused boolean DEFAULT false)
-    RETURNS timestamptz LANGUAGE plproxy AS $$
-    CLUSTER 'pgjq_nodes';
-    RUN ON pgjq_router.queue_node(queue_name, schedule_name);
+    RETURNS timestamptz LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer := pgjq_router.queue_node(queue_name, schedule_name);
+    elsewhere integer;
+BEGIN
+    SELECT n.node INTO elsewhere FROM pgjq_router.nodes() n
+     WHERE n.node <> target AND pgjq_router.schedule_exists_on(n.node, schedule_name) LIMIT 1;
+    IF elsewhere IS NOT NULL THEN
+        RAISE EXCEPTION 'pgjq: schedule "%" exists on node %', schedule_name, elsewhere
+            USING ERRCODE = 'duplicate_object', HINT = 'Unschedule it first: two copies would both fire.';
+    END IF;
+    RETURN pgjq_router.schedule_on(target, schedule_name, cron, job_type, payload, queue_name, priority,
+                                   max_attempts, time_zone, missed, paused);
+END
 $$;
 CREATE FUNCTION pgjq_router.schedule_call_all(schedule_name text, action text) RETURNS SETOF boolean
     LANGUAGE plproxy AS $$
@@ -822,6 +879,27 @@ CREATE FUNCTION pgjq_router.join_cluster_on(node integer) RETURNS integer LANGUA
     SELECT pgjq.join_cluster(node);
 $$;
 
+-- A role with USAGE on a server may create its own user mapping, and PL/Proxy would then connect it to the
+-- nodes as whatever user the mapping names: only the server's owner and superusers may map users for
+-- pgjq_nodes.
+CREATE FUNCTION pgjq_router.guard_user_mappings() RETURNS event_trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_event_trigger_ddl_commands() c
+                 JOIN pg_user_mappings m ON m.umid = c.objid
+                 JOIN pg_foreign_server s ON s.oid = m.srvid
+                WHERE c.classid = 'pg_user_mapping'::regclass AND s.srvname = 'pgjq_nodes'
+                  AND NOT pg_has_role(current_user, s.srvowner, 'USAGE')
+                  AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)) THEN
+        RAISE EXCEPTION 'pgjq: only the owner of server pgjq_nodes may map users for it'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$$;
+CREATE EVENT TRIGGER pgjq_router_guard_user_mappings ON ddl_command_end
+    WHEN TAG IN ('CREATE USER MAPPING', 'ALTER USER MAPPING')
+    EXECUTE FUNCTION pgjq_router.guard_user_mappings();
+
 -- Adds a node (a database with pgjq, no unfinished jobs) as the next node number and makes it draw ids
 -- that name it. The conninfo must not hold a password: passwords belong in user mappings of pgjq_nodes
 -- (the PUBLIC mapping made here connects as the calling role, with .pgpass or trust).
@@ -833,10 +911,18 @@ BEGIN
     IF conninfo IS NULL OR length(conninfo) NOT BETWEEN 1 AND 1000 THEN
         RAISE EXCEPTION 'pgjq: conninfo must hold 1 to 1000 characters' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF conninfo ~* '(^|\s)(ssl)?password\s*=' OR conninfo ~* '^postgres(ql)?://[^@/?]*:[^@/?]*@'
-       OR conninfo ~* '[?&](ssl)?password=' THEN
+    IF conninfo ~* '^\s*postgres(ql)?:' THEN
+        RAISE EXCEPTION 'pgjq: a node''s conninfo must be keyword=value pairs, not a URI' USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'PL/Proxy appends the user to it.';
+    END IF;
+    IF conninfo ~* '(^|\s)(ssl)?password\s*=' THEN
         RAISE EXCEPTION 'pgjq: a node''s conninfo must not hold a password' USING ERRCODE = 'invalid_parameter_value',
             HINT = 'Everyone may read the nodes'' conninfo: put passwords in a user mapping for SERVER pgjq_nodes.';
+    END IF;
+    IF conninfo ~* '(^|\s)user\s*=' THEN
+        RAISE EXCEPTION 'pgjq: a node''s conninfo must not name a user' USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'PL/Proxy would connect every role of the router as that user.',
+            HINT = 'Each role connects as itself; a user mapping for SERVER pgjq_nodes may name another.';
     END IF;
     LOCK TABLE pgjq_router.placements IN SHARE ROW EXCLUSIVE MODE;  -- one add_node at a time
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server WHERE srvname = 'pgjq_nodes') THEN
@@ -883,6 +969,7 @@ BEGIN
     END IF;
     INSERT INTO pgjq_router.placements (queue_name, partition, node)
     SELECT place_queue.queue_name, (o.i - 1)::integer, o.n FROM unnest(nodes) WITH ORDINALITY o(n, i);
+    PERFORM pgjq_router.mark_created(queue_name);
 END
 $$;
 
@@ -890,16 +977,15 @@ CREATE FUNCTION pgjq_router.queue_settings_on(node integer, queue_name text)
     RETURNS TABLE (max_pending bigint, fifo boolean, max_attempts integer, lease interval, retry_base interval,
                    retry_cap interval, retention interval, keep_completed boolean, paused boolean,
                    group_concurrency integer, max_running integer, rate_limit integer, rate_interval interval,
-                   job_timeout interval, has_groups boolean, schedules bigint, failed bigint)
+                   job_timeout interval, schedules bigint, unfinished bigint, failed bigint)
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
     RUN ON pgjq_router.checked_node(node);
     SELECT q.max_pending, q.fifo, q.max_attempts, q.lease, q.retry_base, q.retry_cap, q.retention,
            q.keep_completed, q.paused, q.group_concurrency, q.max_running, q.rate_limit, q.rate_interval,
            q.job_timeout,
-           EXISTS (SELECT FROM pgjq.live_jobs j WHERE j.queue_name = q.queue_name AND j.group_key IS NOT NULL)
-               AS has_groups,
            (SELECT count(*) FROM pgjq.schedules s WHERE s.queue_name = q.queue_name) AS schedules,
+           (SELECT count(*) FROM pgjq.live_jobs j WHERE j.queue_name = q.queue_name) AS unfinished,
            (SELECT count(*) FROM pgjq.jobs j WHERE j.queue_name = q.queue_name AND j.status = 'failed') AS failed
       FROM pgjq.queues q WHERE q.queue_name = queue_name;
 $$;
@@ -920,11 +1006,13 @@ $$;
 
 -- Moves a partition of a queue to another node without losing or repeating a job: the queue is made on
 -- the new node with the same settings and capabilities, producers reach the new node from now on, and
--- workers drain both until finish_move drops the old node's (emptied) queue. The new node's queue stays
--- paused until then when order matters (a FIFO queue, or jobs with group keys on the old node). Refused
+-- workers drain both until finish_move drops the old node's (emptied) queue. With keep_order (the default,
+-- and always for a FIFO queue) the new node's queue stays paused until then, so that no job overtakes one
+-- on the old node and no group key runs on both nodes at once; without it, both run during the move. Refused
 -- while the queue has schedules on the old node (they would fire there, then go with the queue): unschedule
 -- them and schedule them again through the router after the move. Safe to call again after a failure.
-CREATE FUNCTION pgjq_router.move_queue(queue_name text, to_node integer, partition integer DEFAULT 0)
+CREATE FUNCTION pgjq_router.move_queue(queue_name text, to_node integer, partition integer DEFAULT 0,
+                                       keep_order boolean DEFAULT true)
     RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     placement pgjq_router.placements;
@@ -958,7 +1046,7 @@ BEGIN
             USING ERRCODE = 'object_in_use',
                   HINT = 'Unschedule them, and schedule them again through the router once the queue has moved.';
     END IF;
-    hold := settings.fifo OR settings.has_groups;
+    hold := settings.fifo OR coalesce(keep_order, true);
     IF NOT pgjq_router.queue_exists_on(to_node, queue_name) THEN
         PERFORM pgjq_router.create_queue_on(to_node, queue_name, settings.max_pending, settings.fifo,
                                             settings.max_attempts, settings.lease, settings.group_concurrency,
@@ -972,15 +1060,15 @@ BEGIN
                                        coalesce(settings.rate_limit, 0), settings.rate_interval,
                                        coalesce(settings.job_timeout, interval '0'));
     PERFORM pgjq_router.copy_grants(placement.node, to_node, queue_name);
-    IF hold OR settings.paused THEN
-        PERFORM pgjq_router.pause_queue_on(to_node, queue_name, true);
-    END IF;
+    -- Set either way: a call again after a failure may decide differently from the first.
+    PERFORM pgjq_router.pause_queue_on(to_node, queue_name, hold OR settings.paused);
     UPDATE pgjq_router.placements p SET node = to_node, draining_node = placement.node, hold_until_moved = hold
      WHERE p.queue_name = move_queue.queue_name AND p.partition = move_queue.partition;
 END
 $$;
 
--- Ends a move once the old node holds no unfinished and no failed job of the queue: drops it there (with its
+-- Ends a move once the old node holds no unfinished and no failed job of the queue (read together: with no
+-- job unfinished, none can fail before the drop): drops it there (with its
 -- history) and resumes the new node's queue if the move held it and the queue is not paused. Returns false,
 -- changing nothing, while jobs remain there (a NOTICE says which): failed jobs must be retried or deleted
 -- on the old node first, so that no dead letter is dropped unseen.
@@ -1000,6 +1088,9 @@ BEGIN
     END IF;
     SELECT * INTO settings FROM pgjq_router.queue_settings_on(placement.draining_node, queue_name);
     IF FOUND THEN
+        IF settings.unfinished > 0 THEN
+            RETURN false;
+        END IF;
         IF settings.failed > 0 THEN
             RAISE NOTICE 'pgjq: queue "%" has % failed jobs on node %: retry or delete them there first',
                 queue_name, settings.failed, placement.draining_node;
@@ -1026,7 +1117,7 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION pgjq_router.add_node(text), pgjq_router.place_queue(text, integer[]),
-    pgjq_router.move_queue(text, integer, integer), pgjq_router.finish_move(text, integer),
+    pgjq_router.move_queue(text, integer, integer, boolean), pgjq_router.finish_move(text, integer),
     pgjq_router.join_cluster_on(integer), pgjq_router.copy_grants(integer, integer, text)
     FROM PUBLIC;
 

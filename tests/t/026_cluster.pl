@@ -22,10 +22,15 @@ my @nodes = @$cluster;
 is($router->safe_psql('postgres', q{SELECT string_agg(node::text, ',' ORDER BY node) FROM pgjq_router.nodes()}),
 	'0,1,2', 'the nodes joined as node numbers 0, 1, 2');
 is($nodes[$_]->safe_psql('postgres', 'SELECT pgjq.cluster_node()'), $_, "node $_ knows its number") for 0 .. 2;
-for my $secret ('host=x password=secret', 'host=x sslpassword=s', 'postgresql://u:secret@x/db', 'postgresql://x/db?password=s')
+for my $secret ('host=x password=secret', 'host=x sslpassword=s')
 {
 	my ($r, $o, $e) = $router->psql('postgres', "SELECT pgjq_router.add_node('$secret')");
 	like($e, qr/must not hold a password/, "a conninfo with a password is refused (everyone may read the nodes): $secret");
+}
+for my $bad ('host=x user=postgres', 'postgresql://u:secret@x/db')
+{
+	my ($r, $o, $e) = $router->psql('postgres', "SELECT pgjq_router.add_node('$bad')");
+	like($e, qr/must not name a user|not a URI/, "a conninfo that would connect every role as one user is refused: $bad");
 }
 my ($ret, $out, $err);
 
@@ -79,14 +84,27 @@ like($err, qr/producer/, 'and so is a producer of another queue');
 for my $call (q{SELECT pgjq_router.add_node('host=/tmp')}, q{SELECT pgjq_router.place_queue('x', ARRAY[0])},
 	q{SELECT pgjq_router.move_queue('q2', 1)}, q{SELECT pgjq_router.finish_move('q2')},
 	q{SELECT pgjq.create_queue('mine')}, q{DELETE FROM pgjq_router.placements},
-	q{INSERT INTO pgjq_router.placements VALUES ('mine', 0, 1)}, q{SELECT pgjq_router.record_placement('nothere', 0)},
-	q{SELECT pgjq_router.forget_placement('q2')})
+	q{INSERT INTO pgjq_router.placements (queue_name, partition, node) VALUES ('mine', 0, 1)},
+	q{SELECT pgjq_router.record_placement('nothere', 0)}, q{SELECT pgjq_router.record_placement('default', 2)},
+	q{SELECT pgjq_router.forget_placement('q2')},
+	q{CREATE USER MAPPING FOR CURRENT_USER SERVER pgjq_nodes OPTIONS (user 'postgres')})
 {
 	($ret, $out, $err) = $router->psql('postgres', $call, extra_params => [ '-U', 'app' ]);
-	like($err, qr/permission denied|lacks|does not exist|still exists/, "a role that is not the router's owner is refused: $call");
+	like($err, qr/permission denied|lacks|does not exist|not held by node|placement of queue .* stays|only the owner of server/,
+		"a role that is not the router's owner is refused: $call");
 }
-is($router->safe_psql('postgres', q{SELECT count(*) FROM pgjq_router.placements WHERE queue_name IN ('q2', 'x', 'mine')}), '1',
+is($router->safe_psql('postgres', q{SELECT count(*) FROM pgjq_router.placements WHERE queue_name IN ('q2', 'x', 'mine', 'default')}), '1',
 	'the placement is unchanged');
+is($router->safe_psql('postgres', q{SELECT count(*) FROM pg_user_mappings WHERE srvname = 'pgjq_nodes'}), '1',
+	'and so are the user mappings');
+$router->safe_psql('postgres', q{SELECT pgjq_router.place_queue('later', ARRAY[1])});
+($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq_router.forget_placement('later')}, extra_params => [ '-U', 'app' ]);
+like($err, qr/stays/, 'a placement made before its queue exists cannot be forgotten by anyone');
+$router->safe_psql('postgres', q{SELECT pgjq.create_queue('later'); SELECT pgjq.create_queue('later')});
+pass('create_queue through the router again finds the queue made, and succeeds');
+$router->safe_psql('postgres', q{SELECT pgjq.drop_queue('later')});
+is($router->safe_psql('postgres', q{SELECT count(*) FROM pgjq_router.placements WHERE queue_name = 'later'}), '0',
+	'drop_queue through the router drops the queue and then its placement');
 $router->safe_psql('postgres', q{SELECT pgjq.cancel_jobs('q2')});
 
 # --- the two transactional patterns ---
@@ -116,9 +134,9 @@ is($router->safe_psql('postgres', q{SELECT count(DISTINCT pgjq.enqueue('t', '{}'
 is($router->safe_psql('postgres', q{SELECT count(DISTINCT id % 1024) FROM unnest(pgjq.enqueue_batch('t',
 	(SELECT jsonb_agg(g) FROM generate_series(1, 60) g), 'hot')) id}), '3', 'a batch without keys spreads over the partitions');
 my $parent = $router->safe_psql('postgres', q{SELECT pgjq.enqueue('t', '{}', 'hot', group_key => 'k1')});
-is($router->safe_psql('postgres', qq{SELECT count(DISTINCT id % 1024) FROM unnest(ARRAY[pgjq.enqueue('t', '{}', 'hot', depends_on => ARRAY[$parent]),
-	pgjq.enqueue('t', '{}', 'hot', depends_on => ARRAY[$parent]), pgjq.enqueue('t', '{}', 'hot', depends_on => ARRAY[$parent])]) id
-	WHERE id % 1024 = $parent % 1024}), '1', 'a job that depends on another goes to that job\'s node');
+is($router->safe_psql('postgres', qq{SELECT bool_and(id % 1024 = $parent % 1024) FROM unnest(ARRAY[pgjq.enqueue('t', '{}', 'hot', depends_on => ARRAY[$parent]),
+	pgjq.enqueue('t', '{}', 'hot', depends_on => ARRAY[$parent]), pgjq.enqueue('t', '{}', 'hot', depends_on => ARRAY[$parent])]) id}),
+	't', 'a job that depends on another goes to that job\'s node');
 is($router->safe_psql('postgres', qq{SELECT bool_and(id % 1024 = $parent % 1024) FROM unnest(pgjq.enqueue_batch('t', '[1, 2, 3, 4]', 'hot',
 	depends_on => ARRAY[$parent])) id}), 't', 'and so does a batch of them');
 $router->safe_psql('postgres', qq{SELECT pgjq.cancel($parent)});    # its dependents are cancelled with it

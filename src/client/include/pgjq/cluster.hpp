@@ -78,8 +78,8 @@ public:
   // gets the call on its node; when the node answers that the queue does not exist (it moved), the
   // placement is read again and the call goes once more to the new node. A partitioned or unplaced queue
   // gets the call through the router (a batch split over partitions is then not all or nothing:
-  // docs/scale-out.md). The placement is read again every placement_refresh, and a session found closed
-  // is reopened before a call; a connection lost during a call is the caller's (the job may have
+  // docs/scale-out.md). The placement is read again every placement_refresh (while the router is down, the
+  // last one read serves), and a session found closed is reopened before a call; a connection lost during a call is the caller's (the job may have
   // committed), and the next call reopens it.
   std::int64_t enqueue(const std::string &job_type, const nlohmann::json &payload = nlohmann::json::object(),
                        const enqueue_options &options = {});
@@ -101,7 +101,12 @@ private:
   std::unique_ptr<connection> m_router;
   topology m_topology;
   std::chrono::steady_clock::time_point m_loaded;
-  std::map<int, std::unique_ptr<connection>> m_nodes;
+  struct node_session
+  {
+    std::string conninfo;
+    std::unique_ptr<connection> conn;
+  };
+  std::map<int, node_session> m_nodes;
 };
 
 struct worker_options

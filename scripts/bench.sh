@@ -88,7 +88,7 @@ if [ $cluster_wanted -eq 1 ]; then
     cluster_dirs+=("$cluster-node$n")
     start_cluster "$cluster-node$n" "shared_preload_libraries = 'pgjq'"
     psql -X -q -d "$PGJQ_CONNINFO" -c "CREATE EXTENSION pgjq" -c "SELECT pgjq.start_worker()" >/dev/null
-    nodes+=("$PGJQ_CONNINFO")
+    nodes+=("${PGJQ_CONNINFO/ user=postgres/}")   # a node's conninfo names no user: each role connects as itself
   done
   cluster_dirs+=("$cluster-router")
   start_cluster "$cluster-router"

@@ -375,11 +375,12 @@ CREATE FUNCTION pgjq_router.claim_job_batch_on(node integer, worker_id text, job
     SELECT * FROM pgjq.claim_job_batch(worker_id, job_types, batch_size, queue_name);
 $$;
 
--- Up to batch_size jobs from the queue's nodes, visited in a random order until the batch is full. Each
--- node's claim commits there at once, so an error on one node must not throw away what the others gave:
--- a node that cannot be reached (PL/Proxy's XX000, a server shutting down, a lost connection) is passed
--- over with a NOTICE; any other error (a missing capability, a bad argument) is raised, unless jobs were
--- claimed already: then they are returned and the error is a WARNING.
+-- Up to batch_size jobs from the queue's nodes. A queue on one node: one call there. Several (partitions,
+-- a move): visited in a random order until the batch is full; each node's claim commits there at once, so
+-- an error on one node must not throw away what the others gave: a node that cannot be reached (PL/Proxy's
+-- XX000, a server shutting down, a lost connection) or that the queue has just left is passed over with a
+-- NOTICE; any other error (a missing capability, a bad argument) is raised, unless jobs were claimed
+-- already: then they are returned and the error is a WARNING.
 CREATE FUNCTION pgjq.claim_job_batch(worker_id text, job_types text[] DEFAULT NULL, batch_size integer DEFAULT 10,
                                      queue_name text DEFAULT 'default')
     RETURNS SETOF pgjq.jobs LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -390,14 +391,24 @@ DECLARE
     got integer;
     failed_state text;
     failed_message text;
+    nodes integer[] := ARRAY(SELECT * FROM pgjq_router.claim_nodes(queue_name));
 BEGIN
-    FOR node IN SELECT * FROM pgjq_router.claim_nodes(queue_name) LOOP
+    IF cardinality(nodes) = 1 THEN
+        -- A queue on one node (the usual case): one call, its outcome the caller's, no subtransaction.
+        RETURN QUERY SELECT * FROM pgjq_router.claim_job_batch_on(nodes[1], worker_id, job_types, batch_size, queue_name);
+        RETURN;
+    END IF;
+    FOREACH node IN ARRAY nodes LOOP
         BEGIN
             RETURN QUERY SELECT * FROM pgjq_router.claim_job_batch_on(node, worker_id, job_types, remaining, queue_name);
             GET DIAGNOSTICS got = ROW_COUNT;
         EXCEPTION WHEN OTHERS THEN
             got := 0;
-            IF SQLSTATE IN ('XX000', '57P01', '57P02', '57P03') OR SQLSTATE LIKE '08%' THEN
+            IF SQLSTATE IN ('XX000', '57P01', '57P02', '57P03') OR SQLSTATE LIKE '08%'
+               OR (SQLSTATE = '42704' AND EXISTS (SELECT FROM pgjq_router.placements p
+                                                   WHERE p.queue_name = claim_job_batch.queue_name
+                                                     AND p.draining_node = node)) THEN
+                -- unreachable, or a node the queue has just left (finish_move dropped it there)
                 RAISE NOTICE 'pgjq: node % passed over: %', node, SQLERRM;
             ELSIF failed_state IS NULL THEN
                 failed_state := SQLSTATE;

@@ -168,74 +168,60 @@ GRANT EXECUTE ON FUNCTION pgjq_router.checked_node(integer), pgjq_router.job_nod
 
 -- Listings, gathered from every node ---------------------------------------------------------------
 -- As on a node, except that enqueued_by and claimed_by are role names (text): a node's roles need not
--- exist in the router's server. Each all_X() asks the nodes one by one (all_X_on): a node that cannot be
--- reached, or refuses the caller, is left out with a NOTICE rather than blanking the cluster's view when
+-- exist in the router's server. Each all_X() asks the nodes one by one (gather over all_X_on): a node that
+-- cannot be reached, or refuses the caller, is left out with a NOTICE rather than blanking the cluster's view when
 -- it is needed most. (PL/Proxy cannot nest calls to one cluster, so the nodes that answer cannot be
 -- chosen by a RUN ON function that asks them.)
 
-CREATE FUNCTION pgjq_router.all_jobs_on(target integer)
-    RETURNS TABLE (id bigint, queue_name text, job_type text, priority integer, status pgjq.job_status,
+-- The one home of "ask every node, leave out the ones that do not answer": runs per_node(node) for each
+-- node (a PL/Proxy function of one node, returning rows shaped like `shape`) and returns all the rows.
+CREATE FUNCTION pgjq_router.gather(per_node regproc, shape anyelement) RETURNS SETOF anyelement
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    target integer;
+BEGIN
+    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
+        BEGIN
+            RETURN QUERY EXECUTE format('SELECT * FROM %s($1)', per_node) USING target;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
+        END;
+    END LOOP;
+END
+$$;
+
+CREATE TYPE pgjq_router.jobs_row AS (id bigint, queue_name text, job_type text, priority integer, status pgjq.job_status,
                    payload jsonb, result jsonb, run_at timestamptz, unique_key text, progress integer,
                    current_stage text, events_count integer, worker_id text, claimed_at timestamptz,
                    heartbeat_at timestamptz, lease_expires_at timestamptz, created_at timestamptz,
                    started_at timestamptz, completed_at timestamptz, failed_at timestamptz,
                    cancelled_at timestamptz, attempts integer, max_attempts integer, last_error text,
                    enqueued_by text, claimed_by text, group_key text, depends_on bigint[], timeout interval,
-                   timeout_at timestamptz)
+                   timeout_at timestamptz);
+CREATE FUNCTION pgjq_router.all_jobs_on(target integer) RETURNS SETOF pgjq_router.jobs_row
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
     RUN ON pgjq_router.checked_node(target);
     SELECT * FROM pgjq.jobs;
 $$;
-CREATE FUNCTION pgjq_router.all_jobs()
-    RETURNS TABLE (id bigint, queue_name text, job_type text, priority integer, status pgjq.job_status,
-                   payload jsonb, result jsonb, run_at timestamptz, unique_key text, progress integer,
-                   current_stage text, events_count integer, worker_id text, claimed_at timestamptz,
-                   heartbeat_at timestamptz, lease_expires_at timestamptz, created_at timestamptz,
-                   started_at timestamptz, completed_at timestamptz, failed_at timestamptz,
-                   cancelled_at timestamptz, attempts integer, max_attempts integer, last_error text,
-                   enqueued_by text, claimed_by text, group_key text, depends_on bigint[], timeout interval,
-                   timeout_at timestamptz)
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    target integer;
-BEGIN
-    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
-        BEGIN
-            RETURN QUERY SELECT * FROM pgjq_router.all_jobs_on(target);
-        EXCEPTION WHEN OTHERS THEN
-            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
-        END;
-    END LOOP;
-END
+CREATE FUNCTION pgjq_router.all_jobs() RETURNS SETOF pgjq_router.jobs_row
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM pgjq_router.gather('pgjq_router.all_jobs_on'::regproc, NULL::pgjq_router.jobs_row)
 $$;
 CREATE VIEW pgjq.jobs AS SELECT * FROM pgjq_router.all_jobs();
 
-CREATE FUNCTION pgjq_router.all_queue_stats_on(target integer)
-    RETURNS TABLE (queue_name text, pending bigint, scheduled bigint, claimed bigint, running bigint,
+CREATE TYPE pgjq_router.queue_stats_row AS (queue_name text, pending bigint, scheduled bigint, claimed bigint, running bigint,
                    completed bigint, failed bigint, cancelled bigint, oldest_runnable_age interval,
-                   max_pending bigint, fifo boolean, paused boolean, waiting bigint)
+                   max_pending bigint, fifo boolean, paused boolean, waiting bigint);
+CREATE FUNCTION pgjq_router.all_queue_stats_on(target integer) RETURNS SETOF pgjq_router.queue_stats_row
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
     RUN ON pgjq_router.checked_node(target);
     SELECT * FROM pgjq.queue_stats;
 $$;
-CREATE FUNCTION pgjq_router.all_queue_stats()
-    RETURNS TABLE (queue_name text, pending bigint, scheduled bigint, claimed bigint, running bigint,
-                   completed bigint, failed bigint, cancelled bigint, oldest_runnable_age interval,
-                   max_pending bigint, fifo boolean, paused boolean, waiting bigint)
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    target integer;
-BEGIN
-    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
-        BEGIN
-            RETURN QUERY SELECT * FROM pgjq_router.all_queue_stats_on(target);
-        EXCEPTION WHEN OTHERS THEN
-            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
-        END;
-    END LOOP;
-END
+CREATE FUNCTION pgjq_router.all_queue_stats() RETURNS SETOF pgjq_router.queue_stats_row
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM pgjq_router.gather('pgjq_router.all_queue_stats_on'::regproc, NULL::pgjq_router.queue_stats_row)
 $$;
 -- A partitioned queue is one row: its partitions' counts added (max_pending holds per partition).
 CREATE VIEW pgjq.queue_stats AS
@@ -247,29 +233,17 @@ CREATE VIEW pgjq.queue_stats AS
            sum(s.waiting)::bigint AS waiting
       FROM pgjq_router.all_queue_stats() s GROUP BY s.queue_name;
 
-CREATE FUNCTION pgjq_router.all_queue_metrics_on(target integer)
-    RETURNS TABLE (queue_name text, unfinished bigint, completed bigint, failed bigint, cancelled bigint,
-                   workers bigint, next_job_age interval, paused boolean)
+CREATE TYPE pgjq_router.queue_metrics_row AS (queue_name text, unfinished bigint, completed bigint, failed bigint, cancelled bigint,
+                   workers bigint, next_job_age interval, paused boolean);
+CREATE FUNCTION pgjq_router.all_queue_metrics_on(target integer) RETURNS SETOF pgjq_router.queue_metrics_row
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
     RUN ON pgjq_router.checked_node(target);
     SELECT * FROM pgjq.queue_metrics;
 $$;
-CREATE FUNCTION pgjq_router.all_queue_metrics()
-    RETURNS TABLE (queue_name text, unfinished bigint, completed bigint, failed bigint, cancelled bigint,
-                   workers bigint, next_job_age interval, paused boolean)
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    target integer;
-BEGIN
-    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
-        BEGIN
-            RETURN QUERY SELECT * FROM pgjq_router.all_queue_metrics_on(target);
-        EXCEPTION WHEN OTHERS THEN
-            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
-        END;
-    END LOOP;
-END
+CREATE FUNCTION pgjq_router.all_queue_metrics() RETURNS SETOF pgjq_router.queue_metrics_row
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM pgjq_router.gather('pgjq_router.all_queue_metrics_on'::regproc, NULL::pgjq_router.queue_metrics_row)
 $$;
 CREATE VIEW pgjq.queue_metrics AS
     SELECT m.queue_name, sum(m.unfinished)::bigint AS unfinished, sum(m.completed)::bigint AS completed,
@@ -1134,44 +1108,29 @@ REVOKE ALL ON FUNCTION pgjq_router.add_node(text), pgjq_router.place_queue(text,
 
 -- What the pgjq command line and dashboard read, for the whole cluster ---------------------------------
 
-CREATE FUNCTION pgjq_router.all_schedules_on(target integer)
-    RETURNS TABLE (schedule_name text, cron text, time_zone text, job_type text, payload jsonb, queue_name text,
+CREATE TYPE pgjq_router.schedules_row AS (schedule_name text, cron text, time_zone text, job_type text, payload jsonb, queue_name text,
                    priority integer, max_attempts integer, missed text, paused boolean, scheduled_by text,
                    next_run timestamptz, retry_at timestamptz, failures integer, last_run timestamptz,
                    last_job_id bigint, last_error text, last_error_at timestamptz, jobs_enqueued bigint,
-                   firings_missed bigint, created_at timestamptz, updated_at timestamptz)
+                   firings_missed bigint, created_at timestamptz, updated_at timestamptz);
+CREATE FUNCTION pgjq_router.all_schedules_on(target integer) RETURNS SETOF pgjq_router.schedules_row
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
     RUN ON pgjq_router.checked_node(target);
     SELECT * FROM pgjq.schedules;
 $$;
-CREATE FUNCTION pgjq_router.all_schedules()
-    RETURNS TABLE (schedule_name text, cron text, time_zone text, job_type text, payload jsonb, queue_name text,
-                   priority integer, max_attempts integer, missed text, paused boolean, scheduled_by text,
-                   next_run timestamptz, retry_at timestamptz, failures integer, last_run timestamptz,
-                   last_job_id bigint, last_error text, last_error_at timestamptz, jobs_enqueued bigint,
-                   firings_missed bigint, created_at timestamptz, updated_at timestamptz)
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    target integer;
-BEGIN
-    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
-        BEGIN
-            RETURN QUERY SELECT * FROM pgjq_router.all_schedules_on(target);
-        EXCEPTION WHEN OTHERS THEN
-            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
-        END;
-    END LOOP;
-END
+CREATE FUNCTION pgjq_router.all_schedules() RETURNS SETOF pgjq_router.schedules_row
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM pgjq_router.gather('pgjq_router.all_schedules_on'::regproc, NULL::pgjq_router.schedules_row)
 $$;
 CREATE VIEW pgjq.schedules AS SELECT * FROM pgjq_router.all_schedules();
 
 -- One row per node and database: datname says which node ("node 1: app").
-CREATE FUNCTION pgjq_router.all_worker_status_on(target integer)
-    RETURNS TABLE (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
+CREATE TYPE pgjq_router.worker_status_row AS (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
                    next_wake timestamptz, jobs_recovered bigint, jobs_notified bigint, jobs_pruned bigint,
                    errors bigint, last_error text, last_error_at timestamptz, stopped boolean, state text,
-                   waiting_since timestamptz, wake_reason text)
+                   waiting_since timestamptz, wake_reason text);
+CREATE FUNCTION pgjq_router.all_worker_status_on(target integer) RETURNS SETOF pgjq_router.worker_status_row
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
     RUN ON pgjq_router.checked_node(target);
@@ -1181,23 +1140,9 @@ CREATE FUNCTION pgjq_router.all_worker_status_on(target integer)
            w.last_error, w.last_error_at, w.stopped, w.state, w.waiting_since, w.wake_reason
       FROM pgjq.worker_status() w;
 $$;
-CREATE FUNCTION pgjq_router.all_worker_status()
-    RETURNS TABLE (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
-                   next_wake timestamptz, jobs_recovered bigint, jobs_notified bigint, jobs_pruned bigint,
-                   errors bigint, last_error text, last_error_at timestamptz, stopped boolean, state text,
-                   waiting_since timestamptz, wake_reason text)
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    target integer;
-BEGIN
-    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
-        BEGIN
-            RETURN QUERY SELECT * FROM pgjq_router.all_worker_status_on(target);
-        EXCEPTION WHEN OTHERS THEN
-            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
-        END;
-    END LOOP;
-END
+CREATE FUNCTION pgjq_router.all_worker_status() RETURNS SETOF pgjq_router.worker_status_row
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM pgjq_router.gather('pgjq_router.all_worker_status_on'::regproc, NULL::pgjq_router.worker_status_row)
 $$;
 CREATE FUNCTION pgjq.worker_status()
     RETURNS TABLE (worker_type text, pid integer, datname name, started_at timestamptz, last_run timestamptz,
@@ -1207,10 +1152,10 @@ CREATE FUNCTION pgjq.worker_status()
     LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
     SELECT * FROM pgjq_router.all_worker_status() ORDER BY 3, 1
 $$;
-CREATE FUNCTION pgjq_router.all_maintenance_duties_on(target integer)
-    RETURNS TABLE (datname name, duty text, runs bigint, done bigint, errors bigint, failures_in_row integer,
+CREATE TYPE pgjq_router.maintenance_duties_row AS (datname name, duty text, runs bigint, done bigint, errors bigint, failures_in_row integer,
                    last_run timestamptz, next_run timestamptz, retry_at timestamptz, last_error text,
-                   last_error_at timestamptz)
+                   last_error_at timestamptz);
+CREATE FUNCTION pgjq_router.all_maintenance_duties_on(target integer) RETURNS SETOF pgjq_router.maintenance_duties_row
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
     RUN ON pgjq_router.checked_node(target);
@@ -1218,22 +1163,9 @@ CREATE FUNCTION pgjq_router.all_maintenance_duties_on(target integer)
            d.failures_in_row, d.last_run, d.next_run, d.retry_at, d.last_error, d.last_error_at
       FROM pgjq.maintenance_duties() d;
 $$;
-CREATE FUNCTION pgjq_router.all_maintenance_duties()
-    RETURNS TABLE (datname name, duty text, runs bigint, done bigint, errors bigint, failures_in_row integer,
-                   last_run timestamptz, next_run timestamptz, retry_at timestamptz, last_error text,
-                   last_error_at timestamptz)
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    target integer;
-BEGIN
-    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
-        BEGIN
-            RETURN QUERY SELECT * FROM pgjq_router.all_maintenance_duties_on(target);
-        EXCEPTION WHEN OTHERS THEN
-            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
-        END;
-    END LOOP;
-END
+CREATE FUNCTION pgjq_router.all_maintenance_duties() RETURNS SETOF pgjq_router.maintenance_duties_row
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM pgjq_router.gather('pgjq_router.all_maintenance_duties_on'::regproc, NULL::pgjq_router.maintenance_duties_row)
 $$;
 CREATE FUNCTION pgjq.maintenance_duties()
     RETURNS TABLE (datname name, duty text, runs bigint, done bigint, errors bigint, failures_in_row integer,
@@ -1245,29 +1177,17 @@ $$;
 
 -- Latency: a partitioned queue's histograms added bucket by bucket (every node has the same bounds), its
 -- quantiles computed by a node's own pgjq.histogram_quantile.
-CREATE FUNCTION pgjq_router.all_latency_on(target integer)
-    RETURNS TABLE (queue_name text, measure text, jobs bigint, sum_seconds double precision,
-                   le double precision[], buckets bigint[])
+CREATE TYPE pgjq_router.latency_row AS (queue_name text, measure text, jobs bigint, sum_seconds double precision,
+                   le double precision[], buckets bigint[]);
+CREATE FUNCTION pgjq_router.all_latency_on(target integer) RETURNS SETOF pgjq_router.latency_row
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
     RUN ON pgjq_router.checked_node(target);
     SELECT l.queue_name, l.measure, l.jobs, l.sum_seconds, l.le, l.buckets FROM pgjq.queue_latency l;
 $$;
-CREATE FUNCTION pgjq_router.all_latency()
-    RETURNS TABLE (queue_name text, measure text, jobs bigint, sum_seconds double precision,
-                   le double precision[], buckets bigint[])
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    target integer;
-BEGIN
-    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
-        BEGIN
-            RETURN QUERY SELECT * FROM pgjq_router.all_latency_on(target);
-        EXCEPTION WHEN OTHERS THEN
-            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
-        END;
-    END LOOP;
-END
+CREATE FUNCTION pgjq_router.all_latency() RETURNS SETOF pgjq_router.latency_row
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM pgjq_router.gather('pgjq_router.all_latency_on'::regproc, NULL::pgjq_router.latency_row)
 $$;
 CREATE FUNCTION pgjq_router.quantiles_on(target integer, q double precision[], le double precision[], buckets bigint[])
     RETURNS SETOF double precision LANGUAGE plproxy AS $$
@@ -1303,25 +1223,16 @@ CREATE VIEW pgjq.queue_latency AS
 
 -- The Prometheus text of every node, each sample labelled with its node (node="1"), each metric family's
 -- HELP and TYPE once, its samples from every node together after them.
-CREATE FUNCTION pgjq_router.all_metrics_on(target integer, OUT node integer, OUT metrics text) RETURNS SETOF record
+CREATE TYPE pgjq_router.metrics_row AS (node integer, metrics text);
+CREATE FUNCTION pgjq_router.all_metrics_on(target integer) RETURNS SETOF pgjq_router.metrics_row
     LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
     RUN ON pgjq_router.checked_node(target);
     SELECT pgjq.cluster_node() AS node, pgjq.metrics() AS metrics;
 $$;
-CREATE FUNCTION pgjq_router.all_metrics(OUT node integer, OUT metrics text) RETURNS SETOF record
-    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    target integer;
-BEGIN
-    FOR target IN SELECT x.node FROM pgjq_router.nodes() x LOOP
-        BEGIN
-            RETURN QUERY SELECT * FROM pgjq_router.all_metrics_on(target);
-        EXCEPTION WHEN OTHERS THEN
-            RAISE NOTICE 'pgjq: node % left out: %', target, SQLERRM;
-        END;
-    END LOOP;
-END
+CREATE FUNCTION pgjq_router.all_metrics() RETURNS SETOF pgjq_router.metrics_row
+    LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM pgjq_router.gather('pgjq_router.all_metrics_on'::regproc, NULL::pgjq_router.metrics_row)
 $$;
 CREATE FUNCTION pgjq.metrics() RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH lines AS (

@@ -276,6 +276,14 @@ IPC::Run::run([ $cli, '-d', $rconn, 'status' ], '>', \$cout, '2>', \$cerr) or di
 is(scalar(grep { $cout =~ /^$_\s/m } @queues, 'hot'), 13, 'pgjq status through the router lists the queues of every node');
 IPC::Run::run([ $cli, '-d', $rconn, 'maintenance' ], '>', \$cout, '2>', \$cerr) or diag($cerr);
 is(scalar(grep { $cout =~ /node $_: postgres/ } 0 .. 2), 3, 'pgjq maintenance shows each node\'s worker');
+is($router->safe_psql('postgres', q{SELECT count(DISTINCT datname) FROM pgjq.worker_status() WHERE worker_type = 'maintenance'}),
+	'3', 'worker_status through the router shows each node\'s maintenance worker');
+$router->safe_psql('postgres', q{SELECT pgjq.schedule('nightly', '0 3 * * *', 't', queue_name => 'q5', paused => true)});
+is($router->safe_psql('postgres', q{SELECT string_agg(schedule_name || '@' || queue_name, ',') FROM pgjq.schedules}), 'nightly@q5',
+	'schedules through the router lists the nodes\' schedules');
+($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq.schedule('nightly', '0 3 * * *', 't', queue_name => 'q9')});
+like($err, qr/schedule "nightly" exists on node 1/, 'a schedule name that lives on another node is refused (both would fire)');
+$router->safe_psql('postgres', q{SELECT pgjq.unschedule('nightly')});
 IPC::Run::run([ $cli, '-d', $rconn, 'metrics' ], '>', \$cout, '2>', \$cerr) or diag($cerr);
 is(scalar(grep { $cout =~ /^pgjq_jobs\{node="$_",/m } 0 .. 2), 3, 'pgjq metrics labels every node\'s samples with its node');
 my ($pout, $perr) = ('', '');

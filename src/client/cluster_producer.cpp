@@ -12,11 +12,16 @@ producer::producer(options cluster_options)
 
 producer::~producer() = default;
 
-void producer::refresh()
+connection &producer::open_router()
 {
   if (!m_router->is_open())
     m_router->reconnect();
-  m_topology = topology::load(*m_router);
+  return *m_router;
+}
+
+void producer::refresh()
+{
+  m_topology = topology::load(open_router());
   m_loaded = std::chrono::steady_clock::now();
 }
 
@@ -68,11 +73,7 @@ template <typename Call> auto producer::on_queue_node(const std::string &queue, 
   }
   std::optional<int> node = m_topology.producer_node(queue);
   if (!node)
-  {
-    if (!m_router->is_open())
-      m_router->reconnect();
-    return call(*m_router);
-  }
+    return call(open_router());
   try
   {
     return call(node_connection(*node));
@@ -83,7 +84,7 @@ template <typename Call> auto producer::on_queue_node(const std::string &queue, 
     std::optional<int> now = m_topology.producer_node(queue);
     if (now == node)
       throw;
-    return now ? call(node_connection(*now)) : call(*m_router);
+    return now ? call(node_connection(*now)) : call(open_router());
   }
 }
 

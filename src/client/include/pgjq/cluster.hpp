@@ -96,6 +96,7 @@ public:
 private:
   template <typename Call> auto on_queue_node(const std::string &queue, Call call);
   connection &node_connection(int node);
+  connection &open_router(); // the router's session, reopened if it was found closed
 
   options m_options;
   std::unique_ptr<connection> m_router;

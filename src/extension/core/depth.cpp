@@ -5,6 +5,7 @@
 
 #include "core/catalog.hpp"
 #include "core/commit_work.hpp"
+#include "core/counter_row.hpp"
 #include "core/limits.hpp"
 #include "core/settings.hpp"
 #include "core/spi.hpp"
@@ -172,8 +173,19 @@ void add_to_frame(depth_entry* e, int64 delta, const finished_counts* finished =
 }
 
 // Writes a change of one counter row (the caller has an SPI connection); false when the row does not exist.
+// In place where the table is as pgjq made it (core/counter_row.hpp), else with a statement.
 bool write_row(const char* queue_name, int16 slot, const depth_frame& change)
 {
+    const counter_change in_place = {change.delta, change.has_finished, change.finished.completed,
+                                     change.finished.failed, change.finished.cancelled};
+    switch (add_to_counter_row(pgjq_relation("queue_depth"), queue_name, slot, in_place)) {
+    case counter_write::written:
+        return true;
+    case counter_write::no_row:
+        return false;
+    case counter_write::not_in_place:
+        break;
+    }
     if (!change.has_finished) {
         Datum values[3] = {CStringGetTextDatum(queue_name), Int16GetDatum(slot), Int64GetDatum(change.delta)};
         return run_plan(saved_plan(&s_write, k_write), values, nullptr) == 1;

@@ -1,0 +1,194 @@
+// counter_row.cpp: one counter row of pgjq.queue_depth written in place (see counter_row.hpp).
+//
+// It does what the UPDATE statement did, in the order ExecUpdate does it: find the row through the primary
+// key, update it (waiting for a concurrent writer), and when the row was updated meanwhile, lock its latest
+// version and update that. The new version is heap-only whenever the page has room (the table's fillfactor
+// is 20); otherwise its primary-key entry is inserted here. Runs between PostgreSQL calls that may raise:
+// no C++ object owns anything here, and the relations, snapshot and slots are released by the transaction's
+// resource owner if one of them does.
+#include "core/counter_row.hpp"
+
+extern "C" {
+#include "access/genam.h"
+#include "access/stratnum.h"
+#include "catalog/index.h"
+#include "common/int.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+}
+
+namespace {
+
+using namespace pgjq;
+
+AttrNumber attribute_named(TupleDesc desc, const char* name)
+{
+    for (int i = 0; i < desc->natts; i++) {
+        Form_pg_attribute attr = TupleDescAttr(desc, i);
+        if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
+            return attr->attnum;
+    }
+    return InvalidAttrNumber;
+}
+
+// The columns a change adds to, in counter_change's order, or false when one is missing.
+bool counter_columns(TupleDesc desc, bool with_finished, AttrNumber columns[4])
+{
+    static const char* const names[4] = {"unfinished", "completed", "failed", "cancelled"};
+    const int needed = with_finished ? 4 : 1;
+    for (int i = 0; i < 4; i++) {
+        columns[i] = i < needed ? attribute_named(desc, names[i]) : InvalidAttrNumber;
+        if (i < needed && columns[i] == InvalidAttrNumber)
+            return false;
+    }
+    return true;
+}
+
+// The primary key (queue_name, slot), when it is the table's only index and nothing else would see an
+// UPDATE statement that the table access method does not: a trigger on update, row security, a read-only
+// transaction (whose refusal the statement raises). InvalidOid otherwise.
+Oid in_place_index(Relation rel)
+{
+    if (XactReadOnly || rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity)
+        return InvalidOid;
+    const TriggerDesc* triggers = rel->trigdesc;
+    if (triggers != nullptr &&
+        (triggers->trig_update_before_row || triggers->trig_update_after_row || triggers->trig_update_instead_row ||
+         triggers->trig_update_before_statement || triggers->trig_update_after_statement ||
+         triggers->trig_update_new_table || triggers->trig_update_old_table))
+        return InvalidOid;
+    List* indexes = RelationGetIndexList(rel);  // also loads rd_pkindex
+    const bool only_the_key = list_length(indexes) == 1 && linitial_oid(indexes) == rel->rd_pkindex;
+    list_free(indexes);
+    return only_the_key ? rel->rd_pkindex : InvalidOid;
+}
+
+bool key_is_queue_and_slot(Relation rel, Relation index)
+{
+    TupleDesc desc = RelationGetDescr(rel);
+    const Form_pg_index form = index->rd_index;
+    return form->indnatts == 2 && RelationGetIndexExpressions(index) == NIL &&
+        RelationGetIndexPredicate(index) == NIL && form->indkey.values[0] == attribute_named(desc, "queue_name") &&
+        form->indkey.values[1] == attribute_named(desc, "slot");
+}
+
+int64 add_counts(int64 value, int64 delta)
+{
+    int64 sum;
+    if (pg_add_s64_overflow(value, delta, &sum))
+        ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE), errmsg("bigint out of range")));
+    return sum;
+}
+
+// `to` = `from` with the change added.
+void store_changed(TupleTableSlot* from, TupleTableSlot* to, const AttrNumber columns[4], const int64 deltas[4])
+{
+    slot_getallattrs(from);
+    ExecClearTuple(to);
+    const int natts = from->tts_tupleDescriptor->natts;
+    memcpy(to->tts_values, from->tts_values, sizeof(Datum) * natts);
+    memcpy(to->tts_isnull, from->tts_isnull, sizeof(bool) * natts);
+    for (int i = 0; i < 4; i++) {
+        if (columns[i] == InvalidAttrNumber)
+            continue;
+        const int at = columns[i] - 1;
+        if (to->tts_isnull[at])
+            ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+                            errmsg("pgjq: counter column %d of pgjq.queue_depth is NULL", columns[i])));
+        to->tts_values[at] = Int64GetDatum(add_counts(DatumGetInt64(to->tts_values[at]), deltas[i]));
+    }
+    ExecStoreVirtualTuple(to);
+}
+
+}  // namespace
+
+namespace pgjq {
+
+counter_write add_to_counter_row(Oid relid, const char* queue_name, int16 slot, const counter_change& change)
+{
+    if (!OidIsValid(relid))
+        return counter_write::not_in_place;
+    Relation rel = table_open(relid, RowExclusiveLock);
+    AttrNumber columns[4];
+    const Oid index_oid = in_place_index(rel);
+    if (!OidIsValid(index_oid) || !counter_columns(RelationGetDescr(rel), change.with_finished, columns)) {
+        table_close(rel, NoLock);
+        return counter_write::not_in_place;
+    }
+    Relation index = index_open(index_oid, RowExclusiveLock);
+    if (!key_is_queue_and_slot(rel, index)) {
+        index_close(index, NoLock);
+        table_close(rel, NoLock);
+        return counter_write::not_in_place;
+    }
+    const int64 deltas[4] = {change.unfinished, change.completed, change.failed, change.cancelled};
+
+    // This transaction's earlier writes of the row, and every committed one, are visible to the new
+    // snapshot: the version found is usually the latest.
+    CommandCounterIncrement();
+    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
+    ScanKeyData keys[2];
+    ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid, index->rd_indcollation[0], F_TEXTEQ,
+                           CStringGetTextDatum(queue_name));
+    ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid, InvalidOid, F_INT2EQ,
+                           Int16GetDatum(slot));
+    TupleTableSlot* current = table_slot_create(rel, nullptr);
+    TupleTableSlot* changed = table_slot_create(rel, nullptr);
+    IndexScanDesc scan = index_beginscan(rel, index, snapshot, 2, 0);
+    index_rescan(scan, keys, 2, nullptr, 0);
+    bool found = index_getnext_slot(scan, ForwardScanDirection, current);
+    index_endscan(scan);
+
+    const CommandId cid = GetCurrentCommandId(true);
+    bool insert_key = false;
+    while (found) {
+        store_changed(current, changed, columns, deltas);
+        TM_FailureData failure;
+        LockTupleMode lock_mode;
+#if PG_VERSION_NUM >= 160000
+        TU_UpdateIndexes update_indexes;
+#else
+        bool update_indexes;
+#endif
+        TM_Result result = table_tuple_update(rel, &current->tts_tid, changed, cid, snapshot, InvalidSnapshot, true,
+                                              &failure, &lock_mode, &update_indexes);
+        if (result == TM_Ok) {
+#if PG_VERSION_NUM >= 160000
+            insert_key = update_indexes != TU_None;
+#else
+            insert_key = update_indexes;
+#endif
+            break;
+        }
+        if (result == TM_Deleted) {
+            found = false;
+            break;
+        }
+        if (result != TM_Updated)
+            elog(ERROR, "pgjq: unexpected result %d updating a counter row of pgjq.queue_depth", (int) result);
+        // Committed meanwhile by another transaction: lock its latest version, then add to that.
+        ItemPointerData latest = failure.ctid;
+        result = table_tuple_lock(rel, &latest, snapshot, current, cid, LockTupleNoKeyExclusive, LockWaitBlock,
+                                  TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &failure);
+        if (result == TM_Deleted)
+            found = false;
+        else if (result != TM_Ok)
+            elog(ERROR, "pgjq: unexpected result %d locking a counter row of pgjq.queue_depth", (int) result);
+    }
+    if (found && insert_key) {
+        IndexInfo* info = BuildIndexInfo(index);
+        Datum values[INDEX_MAX_KEYS];
+        bool isnull[INDEX_MAX_KEYS];
+        FormIndexDatum(info, changed, nullptr, values, isnull);
+        index_insert(index, values, isnull, &changed->tts_tid, rel, UNIQUE_CHECK_YES, true, info);
+    }
+    ExecDropSingleTupleTableSlot(changed);
+    ExecDropSingleTupleTableSlot(current);
+    UnregisterSnapshot(snapshot);
+    index_close(index, NoLock);
+    table_close(rel, NoLock);
+    CommandCounterIncrement();
+    return found ? counter_write::written : counter_write::no_row;
+}
+
+}  // namespace pgjq

@@ -1,6 +1,8 @@
 // module.cpp: PG_MODULE_MAGIC and _PG_init: the settings, the transaction callbacks, and with preload the
 // shared memory and the launcher.
 #include "core/catalog.hpp"
+#include "core/claim_floor.hpp"
+#include "core/claim_index_plan.hpp"
 #include "core/depth.hpp"
 #include "core/latency.hpp"
 #include "core/privileges.hpp"
@@ -25,6 +27,7 @@ void request_shmem()
     RequestAddinShmemSpace(pgjq::worker_shmem_size());
     pgjq::relay_shmem_request();
     pgjq::latency_shmem_request();
+    pgjq::claim_floor_shmem_request();
 }
 
 void start_shmem()
@@ -34,6 +37,7 @@ void start_shmem()
     pgjq::worker_shmem_startup();
     pgjq::relay_shmem_startup();
     pgjq::latency_shmem_startup();
+    pgjq::claim_floor_shmem_startup();
 }
 
 }  // namespace
@@ -52,6 +56,8 @@ void _PG_init(void)
     pgjq::register_catalog_callback();
     pgjq::register_depth_callbacks();
     pgjq::register_latency_callback();
+    pgjq::register_claim_floor_callback();
+    pgjq::register_claim_index_planner_hook();
     pgjq::register_transaction_end_callback();
     pgjq::register_privileges_callback();
     pgjq::register_database_commands_hook();

@@ -93,8 +93,9 @@ void store_changed(TupleTableSlot* from, TupleTableSlot* to, const AttrNumber co
             continue;
         const int at = columns[i] - 1;
         if (to->tts_isnull[at])
-            ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
-                            errmsg("pgjq: counter column %d of pgjq.queue_depth is NULL", columns[i])));
+            ereport(ERROR,
+                    (errcode(ERRCODE_DATA_CORRUPTED),
+                     errmsg("pgjq: counter column %d of pgjq.queue_depth is NULL", columns[i])));
         to->tts_values[at] = Int64GetDatum(add_counts(DatumGetInt64(to->tts_values[at]), deltas[i]));
     }
     ExecStoreVirtualTuple(to);

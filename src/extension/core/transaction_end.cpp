@@ -1,6 +1,7 @@
 // transaction_end.cpp: the transaction callback of transaction_end.hpp.
 #include "core/transaction_end.hpp"
 
+#include "core/claim_floor.hpp"
 #include "core/depth.hpp"
 #include "core/latency.hpp"
 #include "core/pg.hpp"
@@ -18,6 +19,7 @@ void at_transaction_end(XactEvent event, void*)
         break;
     case XACT_EVENT_COMMIT:
         pgjq::publish_latencies();
+        pgjq::apply_floor_notes_at_commit();
         pgjq::forget_waiting_jobs_ledger();
         pgjq::forget_depth_ledger();
         break;
@@ -25,6 +27,10 @@ void at_transaction_end(XactEvent event, void*)
     case XACT_EVENT_ABORT:
     case XACT_EVENT_PARALLEL_ABORT:
     case XACT_EVENT_PREPARE:
+        if (event == XACT_EVENT_PREPARE)
+            pgjq::apply_floor_notes_at_prepare();
+        else
+            pgjq::apply_floor_notes_at_abort();
         pgjq::forget_latencies();
         pgjq::forget_waiting_jobs_ledger();
         pgjq::forget_depth_ledger();

@@ -2,6 +2,7 @@
 // and jobs waiting out a retry backoff get their queue notified on pgjq_new_job when they become runnable,
 // so workers that only LISTEN (and never poll) still get them. The duty runs at the earliest future run_at;
 // a transaction that commits a job due earlier wakes it (wake.cpp), so a job due at T is announced close to T.
+#include "core/claim_floor.hpp"
 #include "core/spi.hpp"
 #include "maintenance/duty.hpp"
 #include "maintenance/notification_relay.hpp"
@@ -48,8 +49,10 @@ duty_outcome run(maintenance_round& round)
         bool count_null;
         char* queue_name = SPI_getvalue(row, SPI_tuptable->tupdesc, 1);
         announced += DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &count_null));
-        if (queue_name != nullptr)
+        if (queue_name != nullptr) {
             Async_Notify(k_new_job_channel, queue_name);
+            runnable_at_commit(queue_name, nullptr);  // jobs the queue's claims may have passed
+        }
     }
     run_plan(saved_plan(&s_next_due, k_next_due), nullptr, nullptr);
     bool isnull, found;

@@ -257,8 +257,9 @@ void relay_subxact_callback(SubXactEvent event, SubTransactionId subid, SubTrans
 
 namespace pgjq {
 
-void announce_new_jobs(const char* queue_name)
+void announce_new_jobs(const char* queue_name, const job_key* first)
 {
+    runnable_at_commit(queue_name, first);
     if (transaction_mode() == mode::direct) {
         if (!direct_already_notified(queue_name))
             Async_Notify(k_new_job_channel, queue_name);

@@ -10,6 +10,7 @@
 // is reserved at server start).
 #pragma once
 
+#include "core/claim_floor.hpp"
 #include "core/pg.hpp"
 
 namespace pgjq {
@@ -18,8 +19,10 @@ constexpr const char* k_new_job_channel = "pgjq_new_job";
 constexpr const char* k_finished_channel = "pgjq_job_finished";
 
 // Records that runnable jobs appeared in `queue_name` / that a job finished, for this transaction:
-// relayed after commit when a worker serves the database, notified directly otherwise.
-void announce_new_jobs(const char* queue_name);
+// relayed after commit when a worker serves the database, notified directly otherwise. New runnable jobs
+// also move the queue's claim floor at commit (core/claim_floor.hpp): `first` is the first of them in claim
+// order when the caller knows it (an enqueue), nullptr otherwise.
+void announce_new_jobs(const char* queue_name, const job_key* first = nullptr);
 void announce_finished(int64 job_id, const char* queue_name, const char* status);
 
 // The worker claims its database's ring once the extension is there (so that backends relay to it) and

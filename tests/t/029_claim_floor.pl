@@ -155,5 +155,39 @@ ok($node->poll_query_until('postgres',
 		qq{SELECT count(*) = 1 FROM pgjq.jobs WHERE id = $delayed AND run_at <= now()}), 'the delayed job falls due');
 is(claim('delayed'), $delayed, 'and is then claimed before the job enqueued after it');
 
+# A job enqueued after a claim's transaction began (its run_at is the producer's now(), later than the
+# claim's): the claim must count it as due, or it would set the floor past it.
+sql(q{SELECT pgjq.create_queue('began_earlier')});
+my $ordinary = enqueue('began_earlier');
+my $w = $node->background_psql('postgres');
+$w->query_safe('BEGIN');
+$w->query_safe('SELECT now()');
+my $urgent_later = enqueue('began_earlier', priority => 200);
+is($w->query_safe(q{SELECT id FROM pgjq.claim_job_batch('w', NULL, 1, 'began_earlier')}), $urgent_later,
+	'a claim whose transaction began before the job was enqueued still takes it first');
+$w->query_safe('COMMIT');
+is(claim('began_earlier'), $ordinary, 'then the other');
+
+# A pending job locked by a transaction that is not a claim (here a plain row lock, as a cancel or a
+# heartbeat takes one) is passed over, and nothing reports it when that transaction ends: it is claimed
+# once the floor lapses, a second after a claim from the start set it, although claims from the floor keep
+# finding other jobs meanwhile.
+sql(q{SELECT pgjq.create_queue('lapse')});
+my $hidden = enqueue('lapse');
+sql(q{SELECT pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, 200) g), 'lapse')});
+$w->query_safe('BEGIN');
+$w->query_safe(qq{SELECT id FROM pgjq.live_jobs WHERE id = $hidden FOR UPDATE});
+isnt(claim('lapse'), $hidden, 'a claim passes over the locked job');
+$w->query_safe('ROLLBACK');
+my ($taken_at, $started) = (undef, time);
+for my $i (1 .. 100)
+{
+	if (claim('lapse') eq $hidden) { $taken_at = time - $started; last; }
+	select(undef, undef, undef, 0.05);
+}
+ok(defined $taken_at && $taken_at <= 3, 'the job passed over is claimed within about a second of the floor being set'
+	. (defined $taken_at ? " ($taken_at s)" : ' (never)'));
+$w->quit;
+
 $node->stop;
 done_testing();

@@ -16,6 +16,7 @@
 #include "core/claim_index_plan.hpp"
 #include "core/job_columns.hpp"
 #include "core/lifecycle.hpp"
+#include "core/settings.hpp"
 #include "core/spi.hpp"
 #include "core/transaction_claims.hpp"
 #include "core/worker_commit.hpp"
@@ -64,19 +65,23 @@ const plan_text k_spend_tokens = {
 // ids this transaction already holds), $5 the job types (NULL: any), $6 the claiming role, $7 the queue's
 // job_timeout (from 0.2.0 the role is recorded and the timeout applies; a 0.1.0 database has no column for
 // them, nor pgjq.jobs the columns it gained since).
-#define CLAIM_TYPES {TEXTOID, INT4OID, TEXTOID, INTERVALOID, TEXTARRAYOID, REGROLEOID, INTERVALOID}
+#define CLAIM_TYPES {TEXTOID, INT4OID, TEXTOID, INTERVALOID, TEXTARRAYOID, REGROLEOID, INTERVALOID, TIMESTAMPTZOID}
 #define LOCK_TYPES {TEXTOID, INT4OID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID, REGROLEOID, INTERVALOID}
 
-#define PICK_ANY                                                                                       \
+// A leased claim of a queue that is not FIFO (from 0.2.0) also takes $8, the time its jobs must be due by:
+// when it read its queue's claim floor (core/claim_floor.hpp), before its snapshot, so that a job it passes
+// over as not yet due was not due then, and is reported when it falls due. From the floor, $9 and $10 are
+// the floor's priority and id: only the floor's priority, and a claim that finds nothing there reads the
+// queue from the start.
+#define PICK(due, of_types, from_floor)                                                                \
     "WITH picked AS MATERIALIZED ("                                                                    \
     "  SELECT id FROM pgjq.live_jobs"                                                                  \
-    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now()"                              \
+    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= " due of_types from_floor              \
     "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
-#define PICK_TYPES                                                                                     \
-    "WITH picked AS MATERIALIZED ("                                                                    \
-    "  SELECT id FROM pgjq.live_jobs"                                                                  \
-    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now() AND job_type = ANY ($5)"      \
-    "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
+#define OF_TYPES " AND job_type = ANY ($5)"
+#define FROM_FLOOR " AND priority = $9 AND id >= $10"
+#define FLOOR_CLAIM_TYPES                                                                              \
+    {TEXTOID, INT4OID, TEXTOID, INTERVALOID, TEXTARRAYOID, REGROLEOID, INTERVALOID, TIMESTAMPTZOID, INT4OID, INT8OID}
 // Strict order: the oldest runnable job is taken only if the worker handles its type; otherwise the
 // worker gets nothing and the job waits for a worker that does.
 #define PICK_FIFO                                                                                      \
@@ -99,26 +104,13 @@ const plan_text k_spend_tokens = {
           PGJQ_LIVE_JOB_ADDED_COLUMNS("c."))
 #define CLAIM_LEGACY CLAIM("now() + $4", "", "")
 
-// From the queue's claim floor (core/claim_floor.hpp): $8 its priority, $9 its id. Only the floor's priority:
-// a claim that finds nothing there reads the queue from the start.
-#define PICK_ANY_FROM_FLOOR                                                                            \
-    "WITH picked AS MATERIALIZED ("                                                                    \
-    "  SELECT id FROM pgjq.live_jobs"                                                                  \
-    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now() AND priority = $8 AND id >= $9" \
-    "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
-#define PICK_TYPES_FROM_FLOOR                                                                          \
-    "WITH picked AS MATERIALIZED ("                                                                    \
-    "  SELECT id FROM pgjq.live_jobs"                                                                  \
-    "   WHERE queue_name = $1 AND status = 'pending' AND run_at <= now() AND job_type = ANY ($5)"      \
-    "     AND priority = $8 AND id >= $9"                                                              \
-    "   ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED),"
-#define FLOOR_CLAIM_TYPES {TEXTOID, INT4OID, TEXTOID, INTERVALOID, TEXTARRAYOID, REGROLEOID, INTERVALOID, INT4OID, INT8OID}
-
-versioned_plan s_claim_any = {{PICK_ANY CLAIM_CURRENT, 7, CLAIM_TYPES}, {PICK_ANY CLAIM_LEGACY, 4, CLAIM_TYPES}};
-const plan_text k_claim_any_from_floor = {PICK_ANY_FROM_FLOOR CLAIM_CURRENT, 9, FLOOR_CLAIM_TYPES};
-const plan_text k_claim_types_from_floor = {PICK_TYPES_FROM_FLOOR CLAIM_CURRENT, 9, FLOOR_CLAIM_TYPES};
+versioned_plan s_claim_any = {{PICK("$8", "", "") CLAIM_CURRENT, 8, CLAIM_TYPES},
+                              {PICK("now()", "", "") CLAIM_LEGACY, 4, CLAIM_TYPES}};
+versioned_plan s_claim_types = {{PICK("$8", OF_TYPES, "") CLAIM_CURRENT, 8, CLAIM_TYPES},
+                                {PICK("now()", OF_TYPES, "") CLAIM_LEGACY, 5, CLAIM_TYPES}};
+const plan_text k_claim_any_from_floor = {PICK("$8", "", FROM_FLOOR) CLAIM_CURRENT, 10, FLOOR_CLAIM_TYPES};
+const plan_text k_claim_types_from_floor = {PICK("$8", OF_TYPES, FROM_FLOOR) CLAIM_CURRENT, 10, FLOOR_CLAIM_TYPES};
 SPIPlanPtr s_claim_any_from_floor, s_claim_types_from_floor;
-versioned_plan s_claim_types = {{PICK_TYPES CLAIM_CURRENT, 7, CLAIM_TYPES}, {PICK_TYPES CLAIM_LEGACY, 5, CLAIM_TYPES}};
 versioned_plan s_fifo_claim = {{PICK_FIFO CLAIM_CURRENT, 7, CLAIM_TYPES}, {PICK_FIFO CLAIM_LEGACY, 5, CLAIM_TYPES}};
 
 // In-transaction claims: the row as this transaction runs it (attempt number, worker, start), which is
@@ -318,32 +310,35 @@ uint64 run_leased_claim(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum* values,
 // floor's priority is done). The first job it takes becomes the floor. Only at READ COMMITTED: the floor
 // must be read before the statement's snapshot is taken.
 uint64 claim_leased(FunctionCallInfo fcinfo, const api_call& call, const char* queue_name, ArrayType* job_types,
-                    Datum values[7], const char nulls[7])
+                    const Datum values[7], const char nulls[7])
 {
-    claim_floor floor = {-1, 0, 0, false, {0, 0}, 0};
-    if (!call.legacy && !IsolationUsesXactSnapshot())
+    claim_floor floor = {-1, 0, 0, false, {0, 0}, GetCurrentTransactionStartTimestamp()};
+    if (claim_floors && !call.legacy && !IsolationUsesXactSnapshot())
         floor = read_claim_floor(queue_name, job_types_key(job_types));
+    Datum claim_values[10];
+    char claim_nulls[10];
+    memcpy(claim_values, values, sizeof(Datum) * 7);
+    memcpy(claim_nulls, nulls, 7);
+    claim_values[7] = TimestampTzGetDatum(floor.read_at);
+    claim_values[8] = Int32GetDatum(floor.key.priority);
+    claim_values[9] = Int64GetDatum(floor.key.id);
+    claim_nulls[7] = claim_nulls[8] = claim_nulls[9] = ' ';
     job_key from_floor = {0, 0}, from_start = {0, 0};
     uint64 on_floor = 0;
     if (floor.valid) {
-        Datum floor_values[9];
-        char floor_nulls[9];
-        memcpy(floor_values, values, sizeof(Datum) * 7);
-        memcpy(floor_nulls, nulls, 7);
-        floor_values[7] = Int32GetDatum(floor.key.priority);
-        floor_values[8] = Int64GetDatum(floor.key.id);
-        floor_nulls[7] = floor_nulls[8] = ' ';
         SPIPlanPtr plan = job_types ? saved_plan(&s_claim_types_from_floor, k_claim_types_from_floor)
                                     : saved_plan(&s_claim_any_from_floor, k_claim_any_from_floor);
-        on_floor = run_leased_claim(fcinfo, plan, floor_values, floor_nulls, &from_floor, true);
+        on_floor = run_leased_claim(fcinfo, plan, claim_values, claim_nulls, &from_floor, true);
     }
     uint64 from_the_start = 0;
     if (on_floor == 0) {
         SPIPlanPtr plan = saved_plan(job_types ? &s_claim_types : &s_claim_any, call.legacy);
-        from_the_start = run_leased_claim(fcinfo, plan, values, nulls, &from_start);
+        from_the_start = run_leased_claim(fcinfo, plan, claim_values, claim_nulls, &from_start);
     }
-    if (on_floor + from_the_start > 0)
-        advance_claim_floor(queue_name, floor, from_the_start > 0 ? from_start : from_floor);
+    if (from_the_start > 0)
+        advance_claim_floor(queue_name, floor, from_start, true);
+    else if (on_floor > 0)
+        advance_claim_floor(queue_name, floor, from_floor, false);
     return on_floor + from_the_start;
 }
 

@@ -27,7 +27,8 @@ struct floor_slot {
     uint64 epoch;  // counts the reports of runnable jobs (and the slot's takings)
     bool valid;
     job_key key;
-    TimestampTz set_at;  // when the floor was set, or the slot taken
+    TimestampTz set_at;      // when a claim that read from the start set the floor: it lapses a second later
+    TimestampTz touched_at;  // the slot's last use: after a minute without, another floor may take it
 };
 
 floor_slot* s_slots = nullptr;
@@ -65,7 +66,7 @@ int find_slot(const char* queue_name, uint64 types, TimestampTz now, int* free_s
         floor_slot* s = &s_slots[at];
         SpinLockAcquire(&s->mutex);
         const bool mine = held_by(s, queue_name, types);
-        const bool free = s->database == InvalidOid || (!s->valid && now - s->set_at > k_idle_slot_us);
+        const bool free = s->database == InvalidOid || now - s->touched_at > k_idle_slot_us;
         SpinLockRelease(&s->mutex);
         if (mine)
             return at;
@@ -91,7 +92,7 @@ int find_or_take_slot(const char* queue_name, uint64 types, TimestampTz now)
         s->types = types;
         s->epoch++;
         s->valid = false;
-        s->set_at = now;
+        s->touched_at = now;
         SpinLockRelease(&s->mutex);
         at = free_slot;
     }
@@ -196,28 +197,29 @@ uint64 job_types_key(ArrayType* job_types)
     bool* nulls;
     int count;
     deconstruct_array(job_types, TEXTOID, -1, false, TYPALIGN_INT, &names, &nulls, &count);
-    uint64 key = 1;
+    // A sum: the same types in another order claim the same jobs.
+    uint64 key = static_cast<uint64>(count);
     for (int i = 0; i < count; i++) {
         text* name = DatumGetTextPP(names[i]);
-        key = hash_bytes_extended(reinterpret_cast<const unsigned char*>(VARDATA_ANY(name)),
-                                  static_cast<int>(VARSIZE_ANY_EXHDR(name)), key);
+        key += hash_bytes_extended(reinterpret_cast<const unsigned char*>(VARDATA_ANY(name)),
+                                   static_cast<int>(VARSIZE_ANY_EXHDR(name)), 0);
     }
     return key == 0 ? 1 : key;  // 0 is any type's
 }
 
 claim_floor read_claim_floor(const char* queue_name, uint64 types)
 {
-    claim_floor seen = {-1, types, 0, false, {0, 0}, 0};
+    const TimestampTz now = GetCurrentTimestamp();
+    claim_floor seen = {-1, types, 0, false, {0, 0}, now};
     if (s_slots == nullptr)
         return seen;
-    const TimestampTz now = GetCurrentTimestamp();
-    seen.read_at = now;
     seen.slot = find_or_take_slot(queue_name, types, now);
     if (seen.slot < 0)
         return seen;
     floor_slot* s = &s_slots[seen.slot];
     SpinLockAcquire(&s->mutex);
     if (held_by(s, queue_name, types)) {
+        s->touched_at = now;
         seen.epoch = s->epoch;
         seen.valid = s->valid && now - s->set_at <= k_floor_lifetime_us;
         seen.key = s->key;
@@ -228,7 +230,8 @@ claim_floor read_claim_floor(const char* queue_name, uint64 types)
     return seen;
 }
 
-void advance_claim_floor(const char* queue_name, const claim_floor& seen, const job_key& first_taken)
+void advance_claim_floor(const char* queue_name, const claim_floor& seen, const job_key& first_taken,
+                         bool read_from_start)
 {
     if (seen.slot < 0)
         return;
@@ -237,7 +240,8 @@ void advance_claim_floor(const char* queue_name, const claim_floor& seen, const 
     if (held_by(s, queue_name, seen.types) && s->epoch == seen.epoch) {
         s->valid = true;
         s->key = first_taken;
-        s->set_at = seen.read_at;
+        if (read_from_start)
+            s->set_at = seen.read_at;
     }
     SpinLockRelease(&s->mutex);
 }

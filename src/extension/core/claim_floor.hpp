@@ -13,9 +13,14 @@
 //   enqueue lowers the floor only if its first job lies before it, anything else (a retry, a requeue, a
 //   waiting job's turn, a recovered lease, jobs falling due) drops the floor;
 // - a claim that rolls back, or whose savepoint does, drops it: the jobs it held are pending again;
-// - a floor is forgotten a second after it was last set, and a claim that finds nothing from the floor
-//   looks from the start: whatever else puts a pending job back before the floor (a rolled-back cancel, a
-//   prepared transaction) waits at most that long, and never while workers find nothing else to do.
+// - a claim passes over jobs not due yet only by the time it read the floor (not its transaction's start),
+//   and delayed jobs report themselves when they fall due (the maintenance worker);
+// - a floor lapses a second after a claim that read from the start set it, however far claims from the
+//   floor moved it since, and a claim that finds nothing from the floor reads from the start: whatever else
+//   puts a pending job back before the floor waits at most that long (a transaction other than a claim that
+//   held a pending job's row lock while claims passed it: a cancel rolled back, a heartbeat arriving as its
+//   job's lease is recovered; a prepared transaction that enqueued; delayed jobs falling due while no
+//   maintenance worker runs).
 //
 // Floors live in shared memory (pgjq preloaded; otherwise claims read from the start, as before) and are used
 // by leased claims at READ COMMITTED: the floor is read before the claim's statement takes its snapshot, and a
@@ -39,7 +44,7 @@ struct claim_floor {
     uint64 epoch;
     bool valid;  // key is where the claim may start
     job_key key;
-    TimestampTz read_at;
+    TimestampTz read_at;  // the claim takes jobs due by then
 };
 
 // Claims of different job types pass over different jobs: each set of types has its own floor (0: any type).
@@ -47,9 +52,12 @@ uint64 job_types_key(ArrayType* job_types);
 
 claim_floor read_claim_floor(const char* queue_name, uint64 types);
 
-// After a claim whose snapshot followed `seen`: the first job it took (the first in claim order, read from
-// the start or from the floor) becomes the floor, unless a transaction reported runnable jobs since.
-void advance_claim_floor(const char* queue_name, const claim_floor& seen, const job_key& first_taken);
+// After a claim whose snapshot followed `seen`, and which passed over jobs not due by seen.read_at only:
+// the first job it took (the first in claim order, read from the start or from the floor) becomes the floor,
+// unless a transaction reported runnable jobs since. A floor lapses a second after the claim that read from
+// the start set it, whatever claims from the floor did since.
+void advance_claim_floor(const char* queue_name, const claim_floor& seen, const job_key& first_taken,
+                         bool read_from_start);
 
 // This transaction makes jobs of the queue runnable: `first` (the first of them in claim order), or
 // nullptr when that is unknown. Applied when the transaction commits.

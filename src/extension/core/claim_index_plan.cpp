@@ -28,7 +28,14 @@ void keep_claim_index_only(PlannerInfo* root, Oid relation, bool inherited, RelO
 {
     if (s_previous_hook != nullptr)
         s_previous_hook(root, relation, inherited, rel);
-    if (!s_claim_index_only || relation != s_live_jobs || root->parse->commandType != CMD_SELECT)
+    if (!s_claim_index_only || root->parse->commandType != CMD_SELECT)
+        return;
+    // An invalidation may arrive while the claim revalidates its plan, just before planning it again.
+    if (!OidIsValid(s_live_jobs) || !OidIsValid(s_claim_index)) {
+        s_live_jobs = pgjq::pgjq_relation("live_jobs");
+        s_claim_index = pgjq::pgjq_relation("live_jobs_claim_idx");
+    }
+    if (relation != s_live_jobs)
         return;
     List* kept = NIL;
     ListCell* cell;
@@ -46,10 +53,6 @@ namespace pgjq {
 
 uint64 run_plan_on_claim_index(SPIPlanPtr plan, const Datum* values, const char* nulls)
 {
-    if (!OidIsValid(s_live_jobs) || !OidIsValid(s_claim_index)) {
-        s_live_jobs = pgjq_relation("live_jobs");
-        s_claim_index = pgjq_relation("live_jobs_claim_idx");
-    }
     volatile uint64 rows = 0;
     s_claim_index_only = true;
     PG_TRY();

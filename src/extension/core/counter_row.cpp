@@ -45,11 +45,14 @@ bool counter_columns(TupleDesc desc, bool with_finished, AttrNumber columns[4])
 }
 
 // The primary key (queue_name, slot), when it is the table's only index and nothing else would see an
-// UPDATE statement that the table access method does not: a trigger on update, row security, a read-only
-// transaction (whose refusal the statement raises). InvalidOid otherwise.
+// UPDATE statement that the table access method does not: a trigger on update, a CHECK constraint, row
+// security, a read-only transaction (whose refusal the statement raises). InvalidOid otherwise.
 Oid in_place_index(Relation rel)
 {
     if (XactReadOnly || rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity)
+        return InvalidOid;
+    const TupleConstr* constraints = RelationGetDescr(rel)->constr;
+    if (constraints != nullptr && constraints->num_check > 0)
         return InvalidOid;
     const TriggerDesc* triggers = rel->trigdesc;
     if (triggers != nullptr &&

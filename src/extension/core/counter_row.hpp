@@ -19,7 +19,8 @@ struct counter_change {
 enum class counter_write {
     written,      // added; the row stays locked until the transaction ends
     no_row,       // the queue has no such row (it was dropped)
-    not_in_place  // the table is not as pgjq made it (another index, a trigger on update, row security):
+    not_in_place  // the table is not as pgjq made it (another index, a trigger on update, a CHECK
+                  // constraint, row security):
                   // the caller writes the row with a statement
 };
 

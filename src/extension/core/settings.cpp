@@ -9,6 +9,7 @@ int max_payload_bytes = 1024 * 1024;
 int max_batch_bytes = 64 * 1024 * 1024;
 int forced_depth_slot = -1;
 bool synchronous_worker_commit = false;
+bool claim_floors = true;
 int maintenance_naptime_ms = 5000;
 int launcher_naptime_s = 30;
 int prune_interval_s = 60;
@@ -52,6 +53,10 @@ void define_settings()
         "Off: claims, completions, failures and heartbeats made outside a transaction block commit like "
         "synchronous_commit = off; a crash may undo the last of them, and their jobs run again.",
         &synchronous_worker_commit, false, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "pgjq.claim_floors", "Whether this session's leased claims start from their queue's claim floor.",
+        "Off: they read the queue from the start, as before 0.2.0, and set no floor (others' floors stay right).",
+        &claim_floors, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pgjq.naptime", "Longest time a pgjq maintenance worker sleeps between two passes.",
                             "Workers wake earlier for due jobs, expiring leases and pruning.", &maintenance_naptime_ms,
                             5000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);

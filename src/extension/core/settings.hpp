@@ -11,6 +11,7 @@ extern int max_payload_bytes;           // pgjq.max_payload_bytes: largest paylo
 extern int max_batch_bytes;             // pgjq.max_batch_bytes: largest payloads array of one enqueue_batch
 extern int forced_depth_slot;           // pgjq.depth_slot: the counter slot this session writes; -1 = by backend
 extern bool synchronous_worker_commit;  // pgjq.synchronous_worker_commit: worker calls wait for their WAL flush
+extern bool claim_floors;               // pgjq.claim_floors: leased claims start from their queue's claim floor
 
 // The maintenance worker and its launcher (all reloadable)
 extern int maintenance_naptime_ms;   // pgjq.naptime: longest sleep of a database's maintenance worker

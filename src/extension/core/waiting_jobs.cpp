@@ -3,6 +3,7 @@
 #include "core/waiting_jobs.hpp"
 
 #include "core/catalog.hpp"
+#include "core/claim_floor.hpp"
 #include "core/commit_work.hpp"
 #include "core/lifecycle.hpp"
 #include "core/limits.hpp"
@@ -55,7 +56,8 @@ void append(int64** array, int* n, int* capacity, int64 value)
 // them wait for this one's commit and then see its dependency rows.
 SPIPlanPtr s_lock_parents;
 const plan_text k_lock_parents = {
-    "SELECT id FROM pgjq.live_jobs WHERE id = ANY ($1) ORDER BY id FOR KEY SHARE", 1, {INT8ARRAYOID}};
+    "SELECT queue_name, status = 'pending' FROM pgjq.live_jobs WHERE id = ANY ($1) ORDER BY id FOR KEY SHARE", 1,
+    {INT8ARRAYOID}};
 
 // $1 new dependents, $2 finished jobs. The dependency rows of finished jobs (a cancelled waiting job) go;
 // those whose parent is no longer live are judged: met if it completed (or is gone: completed in a queue
@@ -191,7 +193,14 @@ void settle_dependencies()
 {
     if (s_nparents > 0) {
         Datum parents = id_array(s_parents, s_nparents);
-        run_plan_latest(saved_plan(&s_lock_parents, k_lock_parents), &parents, nullptr);
+        uint64 locked = run_plan_latest(saved_plan(&s_lock_parents, k_lock_parents), &parents, nullptr);
+        // Claims pass over a pending parent while this transaction's lock holds it: its queue's floors
+        // must not stay past it (core/claim_floor.hpp).
+        for (uint64 i = 0; i < locked; i++) {
+            bool isnull;
+            if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull)))
+                runnable_at_commit(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1), nullptr);
+        }
     }
     Datum dependents = id_array(s_dependents, s_ndependents);
     s_ndependents = s_nparents = 0;

@@ -64,6 +64,9 @@ sub entries_read
 		COMMIT;
 	});
 }
+# A floor lapses a second after a claim from the start set it: on a slow machine the drain above may have
+# taken longer, so one claim sets it again first.
+entries_read('READ COMMITTED');
 my $from_floor = (split /\n/, entries_read('READ COMMITTED'))[1];
 cmp_ok($from_floor, '<', 300, "a claim from the floor reads few of the 2 000 dead entries ($from_floor)");
 my $from_start = (split /\n/, entries_read('REPEATABLE READ'))[1];

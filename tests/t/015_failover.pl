@@ -14,24 +14,10 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 
-my $conf = "shared_preload_libraries = 'pgjq'\npgjq.naptime = '500ms'\npgjq.launcher_naptime = '1s'\n"
-  . "log_line_prefix = '%m [%p] %b '\n";
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', $conf);
-$primary->start;
-$primary->safe_psql('postgres', q{
+my ($primary, $standby) = new_synchronous_pair('ha', conf => "log_line_prefix = '%m [%p] %b '\n", setup => q{
 	CREATE EXTENSION pgjq;
 	SELECT pgjq.create_queue('ha', lease => '2 seconds', max_attempts => 100);
 });
-$primary->backup('base');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'base', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "cluster_name = 'standby'\n");
-$standby->start;
-$primary->safe_psql('postgres', q{ALTER SYSTEM SET synchronous_standby_names = 'standby'; SELECT pg_reload_conf();});
-$primary->poll_query_until('postgres', q{SELECT sync_state = 'sync' FROM pg_stat_replication})
-  or die 'the standby is not synchronous';
 
 my $jobs = 300;
 $primary->safe_psql('postgres', "SELECT pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, $jobs) g), 'ha')");

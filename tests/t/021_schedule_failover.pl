@@ -13,19 +13,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $conf = "shared_preload_libraries = 'pgjq'\npgjq.naptime = '500ms'\npgjq.launcher_naptime = '1s'\n";
-my $primary = PostgreSQL::Test::Cluster->new('schedule_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', $conf);
-$primary->start;
-$primary->safe_psql('postgres', q{CREATE EXTENSION pgjq; SELECT pgjq.create_queue('ha');});
-$primary->backup('base');
-my $standby = PostgreSQL::Test::Cluster->new('schedule_standby');
-$standby->init_from_backup($primary, 'base', has_streaming => 1);
-$standby->start;
-$primary->safe_psql('postgres', q{ALTER SYSTEM SET synchronous_standby_names = '*'; SELECT pg_reload_conf();});
-$primary->poll_query_until('postgres', q{SELECT sync_state = 'sync' FROM pg_stat_replication})
-  or die 'the standby is not synchronous';
+my ($primary, $standby) =
+  new_synchronous_pair('schedule', setup => q{CREATE EXTENSION pgjq; SELECT pgjq.create_queue('ha');});
 
 $primary->safe_psql('postgres', q{SELECT pgjq.schedule('tick', '* * * * * *', 'tick', '{}', 'ha')});
 $primary->poll_query_until('postgres', q{SELECT count(*) >= 4 FROM pgjq.jobs WHERE job_type = 'tick'})

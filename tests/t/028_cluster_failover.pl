@@ -11,20 +11,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $conf = "shared_preload_libraries = 'pgjq'\npgjq.naptime = '500ms'\npgjq.launcher_naptime = '1s'\n";
-my $primary = PostgreSQL::Test::Cluster->new('node_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', $conf);
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION pgjq');
-$primary->backup('base');
-my $standby = PostgreSQL::Test::Cluster->new('node_standby');
-$standby->init_from_backup($primary, 'base', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "cluster_name = 'node_standby'\n");
-$standby->start;
-$primary->safe_psql('postgres', q{ALTER SYSTEM SET synchronous_standby_names = 'node_standby'; SELECT pg_reload_conf();});
-$primary->poll_query_until('postgres', q{SELECT sync_state = 'sync' FROM pg_stat_replication})
-  or die 'the standby is not synchronous';
+my ($primary, $standby) = new_synchronous_pair('node');
 
 my $other = new_node('node_other');
 $other->safe_psql('postgres', 'CREATE EXTENSION pgjq');

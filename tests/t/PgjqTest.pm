@@ -10,7 +10,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT =
-  qw(new_node new_cluster wait_for_server maintenance_pids wait_for_maintenance wait_for_no_maintenance ids_from schedule_fired_once);
+  qw(new_node new_cluster new_synchronous_pair wait_for_server maintenance_pids wait_for_maintenance wait_for_no_maintenance ids_from schedule_fired_once);
 
 # new_node(NAME, preload => 1, conf => "extra lines"): an initialized, started cluster. Fast naptimes
 # keep the tests short; each test overrides what it measures.
@@ -34,6 +34,31 @@ sub new_node
 	$node->append_conf('postgresql.conf', $conf);
 	$node->start;
 	return $node;
+}
+
+# new_synchronous_pair(PREFIX, conf => "extra lines", setup => SQL): a primary with pgjq preloaded (PREFIX_primary),
+# SETUP run there, and a streaming standby (PREFIX_standby) it waits for at every commit, so that nothing a
+# client was told about is lost when the standby is promoted. Returns (primary, standby).
+sub new_synchronous_pair
+{
+	my ($prefix, %opt) = @_;
+	my $primary = PostgreSQL::Test::Cluster->new("${prefix}_primary");
+	$primary->init(allows_streaming => 1);
+	$primary->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'pgjq'\npgjq.naptime = '500ms'\npgjq.launcher_naptime = '1s'\n"
+		  . ($opt{conf} // ''));
+	$primary->start;
+	$primary->safe_psql('postgres', $opt{setup} // 'CREATE EXTENSION pgjq');
+	$primary->backup('base');
+	my $standby = PostgreSQL::Test::Cluster->new("${prefix}_standby");
+	$standby->init_from_backup($primary, 'base', has_streaming => 1);
+	$standby->append_conf('postgresql.conf', "cluster_name = '${prefix}_standby'\n");
+	$standby->start;
+	$primary->safe_psql('postgres',
+		"ALTER SYSTEM SET synchronous_standby_names = '${prefix}_standby'; SELECT pg_reload_conf();");
+	$primary->poll_query_until('postgres', q{SELECT sync_state = 'sync' FROM pg_stat_replication})
+	  or die 'the standby is not synchronous';
+	return ($primary, $standby);
 }
 
 # new_cluster(N): N nodes with pgjq and a router database with pgjq_router (each its own instance), the

@@ -7,6 +7,7 @@
 #include "core/latency.hpp"
 #include "core/privileges.hpp"
 #include "core/queue_cache.hpp"
+#include "core/row_insert.hpp"
 #include "core/settings.hpp"
 #include "core/transaction_end.hpp"
 #include "maintenance/database_commands.hpp"
@@ -60,6 +61,7 @@ void _PG_init(void)
     pgjq::register_claim_index_planner_hook();
     pgjq::register_transaction_end_callback();
     pgjq::register_privileges_callback();
+    pgjq::register_row_insert_callbacks();
     pgjq::register_database_commands_hook();
     if (!process_shared_preload_libraries_in_progress || IsBinaryUpgrade)
         return;

@@ -12,6 +12,7 @@
 #include "core/privileges.hpp"
 #include "core/queue_cache.hpp"
 #include "core/refusals.hpp"
+#include "core/row_insert.hpp"
 #include "core/settings.hpp"
 #include "core/spi.hpp"
 #include "core/sqlstate.hpp"
@@ -396,6 +397,47 @@ void settle_waiting_insert(const enqueue_request& r, Datum ids)
         note_group_changed(r.queue_name, r.group_key);
 }
 
+// The statement that inserts r's job.
+SPIPlanPtr insert_plan(const enqueue_request& r)
+{
+    if (r.call->legacy)
+        return r.unique_key ? saved_plan(&s_insert_unique_legacy, k_insert_unique_legacy)
+                            : saved_plan(&s_insert_legacy, k_insert_legacy);
+    if (waits(r))
+        return saved_plan(&s_insert_waiting, k_insert_waiting);
+    return r.unique_key ? saved_plan(&s_insert_unique, k_insert_unique) : saved_plan(&s_insert, k_insert);
+}
+
+// Whether k_insert is r's statement: a job that neither waits nor has a unique key, in a database at 0.2.0.
+bool plain_job(const enqueue_request& r)
+{
+    return !r.call->legacy && !waits(r) && r.unique_key == nullptr;
+}
+
+// k_insert's row through the table access method (core/row_insert.hpp).
+const given_column k_job_columns[] = {
+    {"queue_name", TEXTOID},    {"job_type", TEXTOID},     {"priority", INT4OID},       {"payload", JSONBOID},
+    {"run_at", TIMESTAMPTZOID}, {"max_attempts", INT4OID}, {"enqueued_by", REGROLEOID}, {"timeout", INTERVALOID}};
+const row_shape k_job_row = {k_job_columns, lengthof(k_job_columns), "id"};
+
+// `values` and `nulls` as fill_insert_values fills them for k_insert ($7, the unique key, is not a column
+// of it; a run_at not given is now(), as coalesce($5, now()) makes it).
+row_insert insert_job_row(const enqueue_request& r, const Datum* values, const char* nulls, Datum* id)
+{
+    static const int from_argument[lengthof(k_job_columns)] = {0, 1, 2, 3, 4, 5, 7, 8};
+    Datum row[lengthof(k_job_columns)];
+    bool isnull[lengthof(k_job_columns)];
+    for (size_t i = 0; i < lengthof(k_job_columns); i++) {
+        row[i] = values[from_argument[i]];
+        isnull[i] = nulls[from_argument[i]] == 'n';
+    }
+    if (!r.has_run_at) {
+        row[4] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+        isnull[4] = false;
+    }
+    return insert_row(pgjq_relation("live_jobs"), k_job_row, row, isnull, id);
+}
+
 // Enqueues one job; returns false (and enqueues nothing) only when the queue is full and
 // raise_when_full is false. Requires an SPI connection.
 bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
@@ -409,17 +451,12 @@ bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
         Datum values[11];
         char nulls[11];
         fill_insert_values(r, queue_max_attempts, values, nulls);
-        SPIPlanPtr plan;
-        if (r.call->legacy)
-            plan = r.unique_key ? saved_plan(&s_insert_unique_legacy, k_insert_unique_legacy)
-                                : saved_plan(&s_insert_legacy, k_insert_legacy);
-        else if (waits(r))
-            plan = saved_plan(&s_insert_waiting, k_insert_waiting);
-        else
-            plan = r.unique_key ? saved_plan(&s_insert_unique, k_insert_unique) : saved_plan(&s_insert, k_insert);
-        bool isnull, found;
-        run_plan(plan, values, nulls);
-        Datum value = first_value(&isnull, &found);
+        bool isnull = false, found = true;
+        Datum value;
+        if (!plain_job(r) || insert_job_row(r, values, nulls, &value) == row_insert::not_direct) {
+            run_plan(insert_plan(r), values, nulls);
+            value = first_value(&isnull, &found);
+        }
         if (found) {
             *id = DatumGetInt64(value);
             if (r.unique_for && !take_window(r, *id)) {

@@ -1,0 +1,110 @@
+-- A single job is inserted into pgjq.live_jobs through the table access method (core/row_insert.cpp), with
+-- what the INSERT statement applied: the columns' defaults, NOT NULL and CHECK constraints and every index's
+-- entry, including those an owner adds; a table it cannot serve that way gets the statement.
+CREATE EXTENSION IF NOT EXISTS amcheck;
+CREATE TEMP VIEW rows_q_jobs AS
+SELECT count(*) AS jobs,
+       count(*) FILTER (WHERE status = 'pending' AND attempts = 0 AND events_count = 0 AND created_at = now()
+                          AND enqueued_by = current_user::regrole) AS as_enqueued,
+       count(DISTINCT id) AS ids
+  FROM pgjq.live_jobs WHERE queue_name = 'rows_q';
+-- Every index of live_jobs holds exactly the entries its heap calls for (heapallindexed), partial ones
+-- included.
+CREATE TEMP VIEW live_indexes_checked AS
+SELECT count(*) AS indexes_checked
+  FROM pg_index i, LATERAL (SELECT bt_index_check(i.indexrelid, true)) c
+ WHERE i.indrelid = 'pgjq.live_jobs'::regclass;
+
+SELECT pgjq.create_queue('rows_q', max_attempts => 7);
+BEGIN;
+SELECT count(pgjq.enqueue('t', jsonb_build_object('n', g), 'rows_q')) AS enqueued FROM generate_series(1, 50) g;
+SELECT * FROM rows_q_jobs;
+-- run_at took its default, the queue's max_attempts was applied, and the ids came from the sequence.
+SELECT count(*) FILTER (WHERE run_at = now()) AS due_now, min(max_attempts) AS max_attempts,
+       max(id) <= (SELECT last_value FROM pgjq.job_id_seq) AS ids_drawn
+  FROM pgjq.live_jobs WHERE queue_name = 'rows_q';
+COMMIT;
+-- A scheduled job (the partial index on run_at), a large payload (stored out of line), explicit arguments.
+SELECT pgjq.enqueue('t', '{}', 'rows_q', run_at => now() + interval '1 hour') > 0 AS scheduled;
+SELECT pgjq.enqueue('t', jsonb_build_object('blob', repeat(md5(g::text), 4000)), 'rows_q', 5, NULL, 2,
+                    timeout => interval '3 minutes') > 0 AS large
+  FROM generate_series(1, 2) g;
+SELECT count(*) AS large_payloads, min(length(payload->>'blob')) AS blob_length, min(max_attempts) AS max_attempts,
+       min(priority) AS priority, min(timeout) AS timeout
+  FROM pgjq.live_jobs WHERE queue_name = 'rows_q' AND payload ? 'blob';
+SELECT count(*) AS scheduled FROM pgjq.live_jobs WHERE queue_name = 'rows_q' AND run_at > created_at;
+SELECT * FROM live_indexes_checked;
+-- The jobs are claimable from the claim index, the scheduled one is not due.
+SELECT count(*) AS claimed FROM pgjq.claim_job_batch('w', batch_size => 100, queue_name => 'rows_q');
+
+-- A default changed by the owner is taken.
+ALTER TABLE pgjq.live_jobs ALTER COLUMN events_count SET DEFAULT 5;
+SELECT pgjq.enqueue('t', '{}', 'rows_q') AS new_id \gset
+SELECT events_count FROM pgjq.live_jobs WHERE id = :new_id;
+ALTER TABLE pgjq.live_jobs ALTER COLUMN events_count SET DEFAULT 0;
+SELECT pgjq.enqueue('t', '{}', 'rows_q') AS new_id \gset
+SELECT events_count FROM pgjq.live_jobs WHERE id = :new_id;
+
+-- A CHECK constraint added by the owner is enforced; nothing of the refused job is left, not even its count.
+ALTER TABLE pgjq.live_jobs ADD CONSTRAINT guarded_jobs_have_x CHECK (job_type <> 'guarded' OR payload ? 'x') NOT VALID;
+SELECT sum(unfinished) AS counted_before FROM pgjq.queue_depth WHERE queue_name = 'rows_q' \gset
+\set VERBOSITY terse
+SELECT pgjq.enqueue('guarded', '{}', 'rows_q');
+\set VERBOSITY default
+SELECT pgjq.enqueue('guarded', '{"x": 1}', 'rows_q') > 0 AS guarded_with_x;
+SELECT count(*) AS guarded, (SELECT sum(unfinished) FROM pgjq.queue_depth WHERE queue_name = 'rows_q') - :counted_before
+       AS counted_since
+  FROM pgjq.live_jobs WHERE queue_name = 'rows_q' AND job_type = 'guarded';
+ALTER TABLE pgjq.live_jobs DROP CONSTRAINT guarded_jobs_have_x;
+
+-- An index added by the owner gets its entries (amcheck finds a heap row without one), partial or not.
+CREATE INDEX live_jobs_by_type ON pgjq.live_jobs (job_type, priority);
+CREATE INDEX live_jobs_urgent ON pgjq.live_jobs (id) WHERE priority > 50;
+SELECT count(pgjq.enqueue('typed', '{}', 'rows_q', p)) AS enqueued FROM generate_series(1, 100) p;
+SELECT * FROM live_indexes_checked;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS found_by_type FROM pgjq.live_jobs WHERE job_type = 'typed' AND priority >= 1;
+SELECT count(*) AS found_urgent FROM pgjq.live_jobs WHERE priority > 50 AND id > 0 AND job_type = 'typed';
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP INDEX pgjq.live_jobs_by_type;
+DROP INDEX pgjq.live_jobs_urgent;
+
+-- NOT NULL set by the owner is enforced, with the statement's SQLSTATE.
+BEGIN;
+UPDATE pgjq.live_jobs SET current_stage = 'set';
+ALTER TABLE pgjq.live_jobs ALTER COLUMN current_stage SET NOT NULL;
+\set VERBOSITY terse
+SELECT pgjq.enqueue('t', '{}', 'rows_q');
+\set VERBOSITY default
+ROLLBACK;
+
+-- A trigger on insert needs the statement, which fires it.
+CREATE FUNCTION pg_temp.stage_new_job() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.current_stage := 'staged by trigger';
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER stage_new_job BEFORE INSERT ON pgjq.live_jobs FOR EACH ROW EXECUTE FUNCTION pg_temp.stage_new_job();
+SELECT pgjq.enqueue('t', '{}', 'rows_q') AS new_id \gset
+SELECT current_stage FROM pgjq.live_jobs WHERE id = :new_id;
+DROP TRIGGER stage_new_job ON pgjq.live_jobs;
+SELECT pgjq.enqueue('t', '{}', 'rows_q') AS new_id \gset
+SELECT current_stage FROM pgjq.live_jobs WHERE id = :new_id;
+
+-- The insert and the rows it leaves roll back with a savepoint.
+BEGIN;
+SAVEPOINT s;
+SELECT pgjq.enqueue('t', '{"gone": true}', 'rows_q') > 0 AS enqueued;
+ROLLBACK TO SAVEPOINT s;
+SELECT pgjq.enqueue('t', '{"kept": true}', 'rows_q') > 0 AS enqueued;
+COMMIT;
+SELECT count(*) FILTER (WHERE payload ? 'gone') AS gone, count(*) FILTER (WHERE payload ? 'kept') AS kept
+  FROM pgjq.live_jobs WHERE queue_name = 'rows_q';
+SELECT * FROM live_indexes_checked;
+-- Every unfinished job is counted once.
+SELECT (SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = 'rows_q') =
+       (SELECT sum(unfinished) FROM pgjq.queue_depth WHERE queue_name = 'rows_q') AS counted_once;
+SELECT pgjq.drop_queue('rows_q', force => true);

@@ -1,0 +1,310 @@
+// row_insert.cpp: one row inserted through the table access method (see row_insert.hpp).
+//
+// It does what ExecInsert does for a plain table, in its order: the row is formed with its defaults, its
+// NOT NULL and CHECK constraints are checked, the heap tuple is inserted, then each index whose predicate
+// the row meets gets its entry (a unique one checked at once). The expressions are prepared with no plan
+// state, as ExecPrepareExpr and ExecPrepareQual prepare them, in a memory context kept until an
+// invalidation says the table (its columns, defaults, constraints, indexes or triggers), a function or a
+// type changed. An invalidation only marks the state stale: it can arrive while a call uses the state (a
+// lock taken to store a large value out of line accepts them), which is then rebuilt by the next call.
+// Runs between PostgreSQL calls that may raise: no C++ object owns anything here, and the relations are
+// closed by the transaction's resource owner if one of them does.
+#include "core/row_insert.hpp"
+
+extern "C" {
+#include "access/genam.h"
+#include "catalog/index.h"
+#include "optimizer/optimizer.h"
+#include "rewrite/rewriteHandler.h"
+#include "utils/acl.h"
+#include "utils/datum.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+}
+
+namespace {
+
+using namespace pgjq;
+
+struct prepared_index {
+    Oid oid;
+    IndexInfo* info;  // ii_PredicateState prepared
+    IndexUniqueCheck check;
+};
+
+// What insert_row keeps of one table, for one row shape. Everything lives in `context`.
+struct prepared_table {
+    MemoryContext context;
+    Oid relid;
+    const row_shape* shape;
+    bool direct;  // false: the table has something only the statement applies
+    TupleDesc desc;
+    AttrNumber* given_at;  // shape column i is attribute given_at[i]
+    int* given_as;         // per attribute: the shape column that gives it, or -1
+    AttrNumber returning_at;
+    ExprState** defaults;  // per attribute not given; nullptr when it has none (NULL)
+    int nchecks;
+    ExprState** checks;
+    const char** check_names;
+    int nindexes;
+    prepared_index* indexes;
+    ExprContext* econtext;  // standalone; its per-tuple memory holds a call's defaults
+};
+
+prepared_table* s_table = nullptr;
+bool s_stale = false;
+
+void forget_relation(Datum, Oid relid)
+{
+    if (s_table != nullptr && (relid == InvalidOid || relid == s_table->relid))
+        s_stale = true;
+}
+
+void forget_all(Datum, int, uint32)
+{
+    s_stale = true;
+}
+
+AttrNumber attribute_named(TupleDesc desc, const char* name, Oid type)
+{
+    for (int i = 0; i < desc->natts; i++) {
+        Form_pg_attribute attr = TupleDescAttr(desc, i);
+        if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
+            return type == InvalidOid || attr->atttypid == type ? attr->attnum : InvalidAttrNumber;
+    }
+    return InvalidAttrNumber;
+}
+
+bool has_insert_triggers(const TriggerDesc* t)
+{
+    return t != nullptr &&
+        (t->trig_insert_before_row || t->trig_insert_after_row || t->trig_insert_instead_row ||
+         t->trig_insert_before_statement || t->trig_insert_after_statement || t->trig_insert_new_table);
+}
+
+// Whether the table and the shape's columns allow the insert without the statement.
+bool table_allows_direct(Relation rel, const row_shape& shape, AttrNumber* given_at, AttrNumber* returning_at)
+{
+    TupleDesc desc = RelationGetDescr(rel);
+    if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relispartition || rel->rd_rel->relrowsecurity ||
+        has_insert_triggers(rel->trigdesc) || (desc->constr != nullptr && desc->constr->has_generated_stored))
+        return false;
+    for (int i = 0; i < shape.ncolumns; i++) {
+        given_at[i] = attribute_named(desc, shape.columns[i].name, shape.columns[i].type);
+        if (given_at[i] == InvalidAttrNumber)
+            return false;
+    }
+    *returning_at = attribute_named(desc, shape.returning, InvalidOid);
+    return *returning_at != InvalidAttrNumber;
+}
+
+// An index's entry as ExecInsertIndexTuples makes it, or false when that needs its executor state (an
+// expression to compute, an exclusion or deferred check).
+bool prepare_index(Relation index, prepared_index* into)
+{
+    IndexInfo* info = BuildIndexInfo(index);
+    if (info->ii_Expressions != NIL || info->ii_ExclusionOps != nullptr ||
+        (index->rd_index->indisunique && !index->rd_index->indimmediate))
+        return false;
+    if (info->ii_Predicate != NIL)
+        info->ii_PredicateState = ExecInitQual(
+            reinterpret_cast<List*>(expression_planner(reinterpret_cast<Expr*>(info->ii_Predicate))), nullptr);
+    into->oid = RelationGetRelid(index);
+    into->info = info;
+    into->check = index->rd_index->indisunique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
+    return true;
+}
+
+ExprState* prepare_expression(Node* expression)
+{
+    return ExecInitExpr(expression_planner(reinterpret_cast<Expr*>(expression)), nullptr);
+}
+
+// The state for rel (locked) and its open indexes, built in the current memory context.
+prepared_table* prepare_table(Relation rel, Relation* indexes, int nindexes, const row_shape& shape)
+{
+    prepared_table* t = static_cast<prepared_table*>(palloc0(sizeof(prepared_table)));
+    t->context = CurrentMemoryContext;
+    t->relid = RelationGetRelid(rel);
+    t->shape = &shape;
+    t->given_at = static_cast<AttrNumber*>(palloc(sizeof(AttrNumber) * shape.ncolumns));
+    t->direct = table_allows_direct(rel, shape, t->given_at, &t->returning_at);
+    if (!t->direct)
+        return t;
+    TupleDesc desc = RelationGetDescr(rel);
+    t->desc = CreateTupleDescCopy(desc);
+    t->defaults = static_cast<ExprState**>(palloc0(sizeof(ExprState*) * desc->natts));
+    t->given_as = static_cast<int*>(palloc(sizeof(int) * desc->natts));
+    for (int i = 0; i < desc->natts; i++)
+        t->given_as[i] = -1;
+    for (int c = 0; c < shape.ncolumns; c++)
+        t->given_as[t->given_at[c] - 1] = c;
+    for (int i = 0; i < desc->natts; i++) {
+        if (TupleDescAttr(desc, i)->attisdropped || t->given_as[i] >= 0)
+            continue;
+        Node* fallback = build_column_default(rel, i + 1);
+        if (fallback != nullptr)
+            t->defaults[i] = prepare_expression(fallback);
+    }
+    const TupleConstr* constr = desc->constr;
+    t->nchecks = constr != nullptr ? constr->num_check : 0;
+    t->checks = static_cast<ExprState**>(palloc(sizeof(ExprState*) * (t->nchecks + 1)));
+    t->check_names = static_cast<const char**>(palloc(sizeof(char*) * (t->nchecks + 1)));
+    for (int i = 0; i < t->nchecks; i++) {
+        t->checks[i] = prepare_expression(static_cast<Node*>(stringToNode(constr->check[i].ccbin)));
+        t->check_names[i] = pstrdup(constr->check[i].ccname);
+    }
+    t->nindexes = nindexes;
+    t->indexes = static_cast<prepared_index*>(palloc(sizeof(prepared_index) * (nindexes + 1)));
+    for (int i = 0; i < nindexes && t->direct; i++)
+        t->direct = prepare_index(indexes[i], &t->indexes[i]);
+    t->econtext = CreateStandaloneExprContext();
+    return t;
+}
+
+// The prepared state for rel and its open indexes (their OIDs in `index_oids`), rebuilt when stale. It is
+// built in the transaction's memory, so that an error leaves nothing behind, and kept in the cache's once
+// complete. The state it replaces goes to the transaction's memory: a call further up the stack (a default
+// that enqueues) may still be using it.
+prepared_table* prepared_for(Relation rel, Relation* indexes, List* index_oids, const row_shape& shape)
+{
+    bool fresh = s_table != nullptr && !s_stale && s_table->relid == RelationGetRelid(rel) && s_table->shape == &shape;
+    if (fresh && s_table->direct) {
+        fresh = s_table->nindexes == list_length(index_oids);
+        for (int i = 0; fresh && i < s_table->nindexes; i++)
+            fresh = s_table->indexes[i].oid == list_nth_oid(index_oids, i);
+    }
+    if (fresh)
+        return s_table;
+    if (s_table != nullptr)
+        MemoryContextSetParent(s_table->context, TopTransactionContext);
+    s_table = nullptr;
+    s_stale = false;  // an invalidation from here on marks what is built now
+    MemoryContext building = AllocSetContextCreate(TopTransactionContext, "pgjq row insert", ALLOCSET_SMALL_SIZES);
+    MemoryContext caller = MemoryContextSwitchTo(building);
+    prepared_table* built = prepare_table(rel, indexes, list_length(index_oids), shape);
+    MemoryContextSwitchTo(caller);
+    MemoryContextSetParent(building, CacheMemoryContext);
+    s_table = built;
+    return built;
+}
+
+// The row in `slot`: the given values, and the defaults of the other columns (evaluated in the per-tuple
+// memory of t->econtext).
+void form_row(const prepared_table* t, const Datum* values, const bool* isnull, TupleTableSlot* slot)
+{
+    ExecClearTuple(slot);
+    const int natts = t->desc->natts;
+    for (int i = 0; i < natts; i++) {
+        const int c = t->given_as[i];
+        if (c >= 0) {
+            slot->tts_values[i] = values[c];
+            slot->tts_isnull[i] = isnull[c];
+        } else if (t->defaults[i] != nullptr) {
+            slot->tts_values[i] = ExecEvalExprSwitchContext(t->defaults[i], t->econtext, &slot->tts_isnull[i]);
+        } else {
+            slot->tts_values[i] = (Datum) 0;
+            slot->tts_isnull[i] = true;
+        }
+    }
+    ExecStoreVirtualTuple(slot);
+}
+
+// ExecConstraints' checks and errors, for a plain table.
+void check_constraints(const prepared_table* t, Relation rel, TupleTableSlot* slot)
+{
+    // The relation's own descriptor: the prepared copy has lost attnotnull (CreateTupleDescCopy).
+    TupleDesc desc = RelationGetDescr(rel);
+    if (desc->constr != nullptr && desc->constr->has_not_null) {
+        for (int i = 0; i < desc->natts; i++) {
+            Form_pg_attribute attr = TupleDescAttr(desc, i);
+            if (attr->attnotnull && slot->tts_isnull[i])
+                ereport(ERROR, (errcode(ERRCODE_NOT_NULL_VIOLATION),
+                                errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+                                       NameStr(attr->attname), RelationGetRelationName(rel)),
+                                errtablecol(rel, attr->attnum)));
+        }
+    }
+    t->econtext->ecxt_scantuple = slot;
+    for (int i = 0; i < t->nchecks; i++)
+        if (!ExecCheck(t->checks[i], t->econtext))
+            ereport(ERROR, (errcode(ERRCODE_CHECK_VIOLATION),
+                            errmsg("new row for relation \"%s\" violates check constraint \"%s\"",
+                                   RelationGetRelationName(rel), t->check_names[i]),
+                            errtableconstraint(rel, t->check_names[i])));
+}
+
+void insert_index_entries(const prepared_table* t, Relation rel, Relation* indexes, TupleTableSlot* slot)
+{
+    t->econtext->ecxt_scantuple = slot;
+    for (int i = 0; i < t->nindexes; i++) {
+        IndexInfo* info = t->indexes[i].info;
+        if (!info->ii_ReadyForInserts)
+            continue;
+        if (info->ii_PredicateState != nullptr && !ExecQual(info->ii_PredicateState, t->econtext))
+            continue;
+        Datum values[INDEX_MAX_KEYS];
+        bool isnull[INDEX_MAX_KEYS];
+        FormIndexDatum(info, slot, nullptr, values, isnull);
+        index_insert(indexes[i], values, isnull, &slot->tts_tid, rel, t->indexes[i].check, false, info);
+    }
+}
+
+void close_all(Relation rel, Relation* indexes, int nindexes)
+{
+    for (int i = 0; i < nindexes; i++)
+        index_close(indexes[i], NoLock);
+    table_close(rel, NoLock);
+}
+
+}  // namespace
+
+namespace pgjq {
+
+row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, const bool* isnull, Datum* returned)
+{
+    if (!OidIsValid(relid) || XactReadOnly || IsInParallelMode())
+        return row_insert::not_direct;
+    Relation rel = table_open(relid, RowExclusiveLock);
+    if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK) {
+        table_close(rel, NoLock);
+        return row_insert::not_direct;
+    }
+    // Every lock first: taking one accepts the invalidations that mark the prepared state stale.
+    List* index_oids = RelationGetIndexList(rel);
+    const int nindexes = list_length(index_oids);
+    Relation* indexes = static_cast<Relation*>(palloc(sizeof(Relation) * (nindexes + 1)));
+    for (int i = 0; i < nindexes; i++)
+        indexes[i] = index_open(list_nth_oid(index_oids, i), RowExclusiveLock);
+    const prepared_table* t = prepared_for(rel, indexes, index_oids, shape);
+    if (!t->direct) {
+        close_all(rel, indexes, nindexes);
+        return row_insert::not_direct;
+    }
+
+    ResetExprContext(t->econtext);
+    TupleTableSlot* slot = MakeSingleTupleTableSlot(t->desc, &TTSOpsVirtual);
+    form_row(t, values, isnull, slot);
+    check_constraints(t, rel, slot);
+    table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, nullptr);
+    insert_index_entries(t, rel, indexes, slot);
+
+    bool returned_null;
+    Datum value = slot_getattr(slot, t->returning_at, &returned_null);
+    Form_pg_attribute returning = TupleDescAttr(t->desc, t->returning_at - 1);
+    *returned = returned_null ? (Datum) 0 : datumCopy(value, returning->attbyval, returning->attlen);
+    ExecDropSingleTupleTableSlot(slot);
+    ResetExprContext(t->econtext);
+    close_all(rel, indexes, nindexes);
+    CommandCounterIncrement();
+    return row_insert::inserted;
+}
+
+void register_row_insert_callbacks()
+{
+    CacheRegisterRelcacheCallback(forget_relation, (Datum) 0);
+    CacheRegisterSyscacheCallback(PROCOID, forget_all, (Datum) 0);
+    CacheRegisterSyscacheCallback(TYPEOID, forget_all, (Datum) 0);
+}
+
+}  // namespace pgjq

@@ -1,0 +1,46 @@
+// row_insert.hpp: inserts one row into a table through its access method, applying what an INSERT
+// statement would apply to it: the columns' defaults, NOT NULL and CHECK constraints, and an entry in every
+// index whose predicate the row meets. The constraints, defaults and index predicates are prepared once per
+// backend and kept until the table changes. A single-job enqueue is an INSERT of one row, and run as a
+// statement its executor start-up cost more than the write: the plan's state for 26 columns, and the CHECK
+// constraint and the partial indexes' predicates read and prepared again for every statement (measured:
+// about half of the INSERT's server time).
+#pragma once
+
+#include "core/pg.hpp"
+
+namespace pgjq {
+
+// A column the caller gives a value for, by name and type. The table's other columns take their defaults.
+struct given_column {
+    const char* name;
+    Oid type;
+};
+
+// The columns of one kind of row, in the order of the values given to insert_row, and the column whose
+// value insert_row returns (a key its default draws from a sequence, say).
+struct row_shape {
+    const given_column* columns;
+    int ncolumns;
+    const char* returning;
+};
+
+enum class row_insert {
+    inserted,
+    not_direct  // nothing done: the caller runs its INSERT statement, which handles (or refuses) the case
+};
+
+// Inserts one row (values and isnull in the shape's order) into relid and sets *returned to the shape's `returning` column (copied into the caller's
+// memory context). Returns not_direct when the table has what an INSERT statement would do and this does
+// not: a trigger on insert, row security, a generated column, an index on an expression, with a deferred
+// or exclusion check; or a table that is partitioned, a partition, or lacks a given column of the given
+// type; or when the transaction is read only or parallel, or the current user may not insert. The row's
+// key conflicts, constraint violations and every other error are raised as the statement raises them.
+// The new row is visible to the transaction's next command.
+row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, const bool* isnull, Datum* returned);
+
+// _PG_init: forget the prepared state when the table, its indexes or constraints, or a function or type
+// change.
+void register_row_insert_callbacks();
+
+}  // namespace pgjq

@@ -57,6 +57,16 @@ RESET enable_seqscan;
 DROP INDEX pgjq.queue_depth_by_unfinished;
 SELECT * FROM rows_counted;
 
+-- Each backend remembers where it last wrote its row: a version that rolled back, or a table rewritten
+-- since, is found again through the key, and counted once.
+BEGIN;
+SELECT pgjq.enqueue('t', '0', 'rows_q') > 0 AS enqueued;
+ROLLBACK;
+SELECT pgjq.enqueue('t', '0', 'rows_q') > 0 AS enqueued;
+VACUUM FULL pgjq.queue_depth;
+SELECT pgjq.enqueue('t', '0', 'rows_q') > 0 AS enqueued;
+SELECT * FROM rows_counted;
+
 -- A dropped queue has no rows left to add to: the producer is told the queue does not exist.
 BEGIN;
 SELECT pgjq.drop_queue('rows_q', force => true);

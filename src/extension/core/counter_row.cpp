@@ -8,6 +8,8 @@
 // resource owner if one of them does.
 #include "core/counter_row.hpp"
 
+#include "core/limits.hpp"
+
 extern "C" {
 #include "access/genam.h"
 #include "access/stratnum.h"
@@ -104,6 +106,76 @@ void store_changed(TupleTableSlot* from, TupleTableSlot* to, const AttrNumber co
     ExecStoreVirtualTuple(to);
 }
 
+// Where this backend last wrote a counter row, so that the next write of it reads that version directly
+// instead of scanning the key: every write leaves a new version, and until the page is pruned a scan of
+// the key walks them all (measured: the scan was two thirds of a counter write). A hint is only a guess,
+// checked as a fetch under the write's snapshot with the key compared: a version another transaction
+// replaced since, or one that rolled back, is not visible, and the key scan runs as before.
+struct counter_hint {
+    Oid relid;
+    Oid relfilenode;  // a table rewritten (TRUNCATE, VACUUM FULL) has another
+    int16 slot;
+    char queue_name[k_queue_name_max + 1];
+    ItemPointerData tid;
+};
+constexpr int k_counter_hints = 8;
+counter_hint s_hints[k_counter_hints];
+int s_next_hint = 0;
+
+Oid file_of(Relation rel)
+{
+#if PG_VERSION_NUM >= 160000
+    return rel->rd_locator.relNumber;
+#else
+    return rel->rd_node.relNode;
+#endif
+}
+
+counter_hint* hint_for(Relation rel, const char* queue_name, int16 slot)
+{
+    for (counter_hint& h : s_hints)
+        if (h.relid == RelationGetRelid(rel) && h.slot == slot && h.relfilenode == file_of(rel) &&
+            strcmp(h.queue_name, queue_name) == 0)
+            return &h;
+    return nullptr;
+}
+
+void remember_hint(Relation rel, const char* queue_name, int16 slot, const ItemPointerData* tid)
+{
+    if (strlen(queue_name) > static_cast<size_t>(k_queue_name_max))
+        return;
+    counter_hint* h = hint_for(rel, queue_name, slot);
+    if (h == nullptr) {
+        h = &s_hints[s_next_hint];
+        s_next_hint = (s_next_hint + 1) % k_counter_hints;
+        h->relid = RelationGetRelid(rel);
+        h->relfilenode = file_of(rel);
+        h->slot = slot;
+        strlcpy(h->queue_name, queue_name, sizeof(h->queue_name));
+    }
+    h->tid = *tid;
+}
+
+// The version at the hint into `current`, when it is the row (queue_name, slot) as `snapshot` sees it.
+bool fetch_hinted(Relation rel, Relation index, const char* queue_name, int16 slot, Snapshot snapshot,
+                  TupleTableSlot* current)
+{
+    const counter_hint* h = hint_for(rel, queue_name, slot);
+    if (h == nullptr || ItemPointerGetBlockNumber(&h->tid) >= RelationGetNumberOfBlocks(rel))
+        return false;
+    ItemPointerData tid = h->tid;
+    if (!table_tuple_fetch_row_version(rel, &tid, snapshot, current))
+        return false;
+    bool no_queue, no_slot;
+    Datum queue = slot_getattr(current, index->rd_index->indkey.values[0], &no_queue);
+    Datum found_slot = slot_getattr(current, index->rd_index->indkey.values[1], &no_slot);
+    if (no_queue || no_slot || DatumGetInt16(found_slot) != slot)
+        return false;
+    text* found_queue = DatumGetTextPP(queue);
+    const size_t length = strlen(queue_name);
+    return VARSIZE_ANY_EXHDR(found_queue) == length && memcmp(VARDATA_ANY(found_queue), queue_name, length) == 0;
+}
+
 }  // namespace
 
 namespace pgjq {
@@ -131,17 +203,20 @@ counter_write add_to_counter_row(Oid relid, const char* queue_name, int16 slot, 
     // snapshot: the version found is usually the latest.
     CommandCounterIncrement();
     Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
-    ScanKeyData keys[2];
-    ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid, index->rd_indcollation[0], F_TEXTEQ,
-                           CStringGetTextDatum(queue_name));
-    ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid, InvalidOid, F_INT2EQ,
-                           Int16GetDatum(slot));
     TupleTableSlot* current = table_slot_create(rel, nullptr);
     TupleTableSlot* changed = table_slot_create(rel, nullptr);
-    IndexScanDesc scan = index_beginscan(rel, index, snapshot, 2, 0);
-    index_rescan(scan, keys, 2, nullptr, 0);
-    bool found = index_getnext_slot(scan, ForwardScanDirection, current);
-    index_endscan(scan);
+    bool found = fetch_hinted(rel, index, queue_name, slot, snapshot, current);
+    if (!found) {
+        ScanKeyData keys[2];
+        ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid, index->rd_indcollation[0], F_TEXTEQ,
+                               CStringGetTextDatum(queue_name));
+        ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid, InvalidOid, F_INT2EQ,
+                               Int16GetDatum(slot));
+        IndexScanDesc scan = index_beginscan(rel, index, snapshot, 2, 0);
+        index_rescan(scan, keys, 2, nullptr, 0);
+        found = index_getnext_slot(scan, ForwardScanDirection, current);
+        index_endscan(scan);
+    }
 
     const CommandId cid = GetCurrentCommandId(true);
     bool insert_key = false;
@@ -179,6 +254,8 @@ counter_write add_to_counter_row(Oid relid, const char* queue_name, int16 slot, 
         else if (result != TM_Ok)
             elog(ERROR, "pgjq: unexpected result %d locking a counter row of pgjq.queue_depth", (int) result);
     }
+    if (found)
+        remember_hint(rel, queue_name, slot, &changed->tts_tid);
     if (found && insert_key) {
         IndexInfo* info = BuildIndexInfo(index);
         Datum values[INDEX_MAX_KEYS];

@@ -80,6 +80,29 @@ SELECT pgjq.enqueue('t', '{}', 'rows_q');
 \set VERBOSITY default
 ROLLBACK;
 
+-- A column the owner adds with a domain type gets the statement's coercion of its NULL, which applies the
+-- domain's NOT NULL (added to an emptied table, in a transaction rolled back).
+BEGIN;
+CREATE DOMAIN pg_temp.required_note AS text NOT NULL;
+DELETE FROM pgjq.live_jobs;
+ALTER TABLE pgjq.live_jobs ADD COLUMN note pg_temp.required_note;
+\set VERBOSITY terse
+SELECT pgjq.enqueue('t', '{}', 'rows_q');
+\set VERBOSITY default
+ROLLBACK;
+
+-- An index of another access method than b-tree gets its entries from the statement.
+CREATE INDEX live_jobs_payload ON pgjq.live_jobs USING gin (payload);
+SELECT count(pgjq.enqueue('gin', jsonb_build_object('tag', 'found', 'n', g), 'rows_q')) AS enqueued
+  FROM generate_series(1, 20) g;
+ANALYZE pgjq.live_jobs;
+SELECT count(pgjq.enqueue('gin', jsonb_build_object('tag', 'found', 'n', g), 'rows_q')) AS enqueued
+  FROM generate_series(21, 40) g;
+SET enable_seqscan = off;
+SELECT count(*) AS found_by_gin FROM pgjq.live_jobs WHERE payload @> '{"tag": "found"}';
+RESET enable_seqscan;
+DROP INDEX pgjq.live_jobs_payload;
+
 -- A trigger on insert needs the statement, which fires it.
 CREATE FUNCTION pg_temp.stage_new_job() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

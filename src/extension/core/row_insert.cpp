@@ -14,6 +14,7 @@
 extern "C" {
 #include "access/genam.h"
 #include "catalog/index.h"
+#include "catalog/pg_am.h"
 #include "optimizer/optimizer.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/acl.h"
@@ -52,12 +53,33 @@ struct prepared_table {
 };
 
 prepared_table* s_table = nullptr;
+Oid s_watched = InvalidOid;  // the table of s_table, or of the state being built
 bool s_stale = false;
+// The transaction in which a call is using the state: a call nested in it (a default or a constraint
+// that enqueues) must not reset the evaluation the outer call is in the middle of, and gets the statement.
+// After an error it stays set for the rest of that transaction, whose calls get the statement too.
+LocalTransactionId s_busy_in = InvalidLocalTransactionId;
 
+LocalTransactionId current_local_transaction()
+{
+#if PG_VERSION_NUM >= 170000
+    return MyProc->vxid.lxid;
+#else
+    return MyProc->lxid;
+#endif
+}
+
+// The table's own invalidations, and its indexes' (an index made ready for inserts by CREATE INDEX
+// CONCURRENTLY invalidates only the index).
 void forget_relation(Datum, Oid relid)
 {
-    if (s_table != nullptr && (relid == InvalidOid || relid == s_table->relid))
+    if (relid == InvalidOid || relid == s_watched) {
         s_stale = true;
+        return;
+    }
+    for (int i = 0; s_table != nullptr && s_table->direct && i < s_table->nindexes; i++)
+        if (s_table->indexes[i].oid == relid)
+            s_stale = true;
 }
 
 void forget_all(Datum, int, uint32)
@@ -65,14 +87,30 @@ void forget_all(Datum, int, uint32)
     s_stale = true;
 }
 
+// The column `name`; given a type, only when the column takes a value of that type as it is (no type
+// modifier to coerce to, no identity).
 AttrNumber attribute_named(TupleDesc desc, const char* name, Oid type)
 {
     for (int i = 0; i < desc->natts; i++) {
         Form_pg_attribute attr = TupleDescAttr(desc, i);
-        if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
-            return type == InvalidOid || attr->atttypid == type ? attr->attnum : InvalidAttrNumber;
+        if (attr->attisdropped || strcmp(NameStr(attr->attname), name) != 0)
+            continue;
+        const bool as_given = attr->atttypid == type && attr->atttypmod == -1 && attr->attidentity == '\0';
+        return type == InvalidOid || as_given ? attr->attnum : InvalidAttrNumber;
     }
     return InvalidAttrNumber;
+}
+
+// A domain's constraints apply to a column's NULL too (the planner coerces it), which only the statement
+// does.
+bool has_domain_column(TupleDesc desc)
+{
+    for (int i = 0; i < desc->natts; i++) {
+        Form_pg_attribute attr = TupleDescAttr(desc, i);
+        if (!attr->attisdropped && get_typtype(attr->atttypid) == TYPTYPE_DOMAIN)
+            return true;
+    }
+    return false;
 }
 
 bool has_insert_triggers(const TriggerDesc* t)
@@ -87,7 +125,8 @@ bool table_allows_direct(Relation rel, const row_shape& shape, AttrNumber* given
 {
     TupleDesc desc = RelationGetDescr(rel);
     if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relispartition || rel->rd_rel->relrowsecurity ||
-        has_insert_triggers(rel->trigdesc) || (desc->constr != nullptr && desc->constr->has_generated_stored))
+        has_insert_triggers(rel->trigdesc) || (desc->constr != nullptr && desc->constr->has_generated_stored) ||
+        has_domain_column(desc))
         return false;
     for (int i = 0; i < shape.ncolumns; i++) {
         given_at[i] = attribute_named(desc, shape.columns[i].name, shape.columns[i].type);
@@ -98,10 +137,13 @@ bool table_allows_direct(Relation rel, const row_shape& shape, AttrNumber* given
     return *returning_at != InvalidAttrNumber;
 }
 
-// An index's entry as ExecInsertIndexTuples makes it, or false when that needs its executor state (an
-// expression to compute, an exclusion or deferred check).
+// A b-tree's entry as ExecInsertIndexTuples makes it, or false when that needs its executor state (an
+// expression to compute, an exclusion or deferred check) or another access method (GIN, GiST and BRIN keep
+// state of the index's relcache entry in the IndexInfo, which outlives it here).
 bool prepare_index(Relation index, prepared_index* into)
 {
+    if (index->rd_rel->relam != BTREE_AM_OID)
+        return false;
     IndexInfo* info = BuildIndexInfo(index);
     if (info->ii_Expressions != NIL || info->ii_ExclusionOps != nullptr ||
         (index->rd_index->indisunique && !index->rd_index->indimmediate))
@@ -179,6 +221,7 @@ prepared_table* prepared_for(Relation rel, Relation* indexes, List* index_oids, 
     if (s_table != nullptr)
         MemoryContextSetParent(s_table->context, TopTransactionContext);
     s_table = nullptr;
+    s_watched = RelationGetRelid(rel);
     s_stale = false;  // an invalidation from here on marks what is built now
     MemoryContext building = AllocSetContextCreate(TopTransactionContext, "pgjq row insert", ALLOCSET_SMALL_SIZES);
     MemoryContext caller = MemoryContextSwitchTo(building);
@@ -219,19 +262,21 @@ void check_constraints(const prepared_table* t, Relation rel, TupleTableSlot* sl
         for (int i = 0; i < desc->natts; i++) {
             Form_pg_attribute attr = TupleDescAttr(desc, i);
             if (attr->attnotnull && slot->tts_isnull[i])
-                ereport(ERROR, (errcode(ERRCODE_NOT_NULL_VIOLATION),
-                                errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
-                                       NameStr(attr->attname), RelationGetRelationName(rel)),
-                                errtablecol(rel, attr->attnum)));
+                ereport(ERROR,
+                        (errcode(ERRCODE_NOT_NULL_VIOLATION),
+                         errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+                                NameStr(attr->attname), RelationGetRelationName(rel)),
+                         errtablecol(rel, attr->attnum)));
         }
     }
     t->econtext->ecxt_scantuple = slot;
     for (int i = 0; i < t->nchecks; i++)
         if (!ExecCheck(t->checks[i], t->econtext))
-            ereport(ERROR, (errcode(ERRCODE_CHECK_VIOLATION),
-                            errmsg("new row for relation \"%s\" violates check constraint \"%s\"",
-                                   RelationGetRelationName(rel), t->check_names[i]),
-                            errtableconstraint(rel, t->check_names[i])));
+            ereport(ERROR,
+                    (errcode(ERRCODE_CHECK_VIOLATION),
+                     errmsg("new row for relation \"%s\" violates check constraint \"%s\"",
+                            RelationGetRelationName(rel), t->check_names[i]),
+                     errtableconstraint(rel, t->check_names[i])));
 }
 
 void insert_index_entries(const prepared_table* t, Relation rel, Relation* indexes, TupleTableSlot* slot)
@@ -239,7 +284,7 @@ void insert_index_entries(const prepared_table* t, Relation rel, Relation* index
     t->econtext->ecxt_scantuple = slot;
     for (int i = 0; i < t->nindexes; i++) {
         IndexInfo* info = t->indexes[i].info;
-        if (!info->ii_ReadyForInserts)
+        if (!indexes[i]->rd_index->indisready)  // as of this call's lock, not of the state's build
             continue;
         if (info->ii_PredicateState != nullptr && !ExecQual(info->ii_PredicateState, t->econtext))
             continue;
@@ -263,7 +308,8 @@ namespace pgjq {
 
 row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, const bool* isnull, Datum* returned)
 {
-    if (!OidIsValid(relid) || XactReadOnly || IsInParallelMode())
+    const LocalTransactionId transaction = current_local_transaction();
+    if (!OidIsValid(relid) || XactReadOnly || IsInParallelMode() || s_busy_in == transaction)
         return row_insert::not_direct;
     Relation rel = table_open(relid, RowExclusiveLock);
     if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK) {
@@ -282,6 +328,7 @@ row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, co
         return row_insert::not_direct;
     }
 
+    s_busy_in = transaction;
     ResetExprContext(t->econtext);
     TupleTableSlot* slot = MakeSingleTupleTableSlot(t->desc, &TTSOpsVirtual);
     form_row(t, values, isnull, slot);
@@ -293,8 +340,10 @@ row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, co
     Datum value = slot_getattr(slot, t->returning_at, &returned_null);
     Form_pg_attribute returning = TupleDescAttr(t->desc, t->returning_at - 1);
     *returned = returned_null ? (Datum) 0 : datumCopy(value, returning->attbyval, returning->attlen);
+    t->econtext->ecxt_scantuple = nullptr;
     ExecDropSingleTupleTableSlot(slot);
     ResetExprContext(t->econtext);
+    s_busy_in = InvalidLocalTransactionId;
     close_all(rel, indexes, nindexes);
     CommandCounterIncrement();
     return row_insert::inserted;

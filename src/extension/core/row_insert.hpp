@@ -30,13 +30,16 @@ enum class row_insert {
     not_direct  // nothing done: the caller runs its INSERT statement, which handles (or refuses) the case
 };
 
-// Inserts one row (values and isnull in the shape's order) into relid and sets *returned to the shape's `returning` column (copied into the caller's
-// memory context). Returns not_direct when the table has what an INSERT statement would do and this does
-// not: a trigger on insert, row security, a generated column, an index on an expression, with a deferred
-// or exclusion check; or a table that is partitioned, a partition, or lacks a given column of the given
-// type; or when the transaction is read only or parallel, or the current user may not insert. The row's
-// key conflicts, constraint violations and every other error are raised as the statement raises them.
-// The new row is visible to the transaction's next command.
+// Inserts one row (values and isnull in the shape's order) into relid and sets *returned to the shape's
+// `returning` column (copied into the caller's memory context). Returns not_direct, having done nothing,
+// when the table has what an INSERT statement would do and this does not: a trigger on insert, row
+// security, a generated column, a column of a domain type (whose constraints apply to NULL too), an index
+// that is not a b-tree or is on an expression or has a deferred or exclusion check; a partitioned table or
+// a partition; a given column missing, of another type, with a type modifier or an identity. Also when the
+// transaction is read only or parallel, when the current user may not insert, and for a call nested in
+// another (a default that enqueues). Key conflicts, NOT NULL and CHECK violations raise the statement's
+// SQLSTATE and message (without its "Failing row contains" detail). The new row is visible to the
+// transaction's next command.
 row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, const bool* isnull, Datum* returned);
 
 // _PG_init: forget the prepared state when the table, its indexes or constraints, or a function or type

@@ -6,6 +6,7 @@ SELECT (SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = 'rows_q') AS unfi
        (SELECT sum(cancelled) FROM pgjq.queue_depth WHERE queue_name = 'rows_q') AS cancelled;
 SELECT pgjq.create_queue('rows_q');
 SET pgjq.depth_slot = 7;
+SELECT pg_relation_size('pgjq.queue_depth') AS depth_size_before \gset
 
 -- In place: many transactions in a row on one slot row, then the finished totals (a cancel written at
 -- commit with the rest of its transaction's changes).
@@ -18,6 +19,9 @@ BEGIN
 END
 $$;
 SELECT * FROM rows_counted;
+-- Each write prunes the row's page of the versions nobody sees any more (as a read through the key did):
+-- the new versions stay on it instead of growing the table.
+SELECT pg_relation_size('pgjq.queue_depth') <= :depth_size_before AS versions_pruned_in_place;
 BEGIN;
 SELECT pgjq.enqueue('t', '0', 'rows_q') > 0 AS enqueued;
 SELECT count(pgjq.cancel(id)) AS cancelled

@@ -14,6 +14,7 @@ extern "C" {
 #include "access/genam.h"
 #include "access/stratnum.h"
 #include "catalog/index.h"
+#include "catalog/pg_am.h"
 #include "common/int.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
@@ -161,8 +162,15 @@ bool fetch_hinted(Relation rel, Relation index, const char* queue_name, int16 sl
                   TupleTableSlot* current)
 {
     const counter_hint* h = hint_for(rel, queue_name, slot);
-    if (h == nullptr || ItemPointerGetBlockNumber(&h->tid) >= RelationGetNumberOfBlocks(rel))
+    if (h == nullptr || rel->rd_rel->relam != HEAP_TABLE_AM_OID ||
+        ItemPointerGetBlockNumber(&h->tid) >= RelationGetNumberOfBlocks(rel))
         return false;
+    // What a read through the key did on its way: prune the page of the versions nobody can see any more,
+    // so that the next version fits there and stays heap-only. Without it the table grew by a page every
+    // few hundred writes of a row (measured: 16 kB -> 1.5 MB after 20 000 enqueues).
+    Buffer page = ReadBuffer(rel, ItemPointerGetBlockNumber(&h->tid));
+    heap_page_prune_opt(rel, page);
+    ReleaseBuffer(page);
     ItemPointerData tid = h->tid;
     if (!table_tuple_fetch_row_version(rel, &tid, snapshot, current))
         return false;

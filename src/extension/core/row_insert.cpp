@@ -69,8 +69,8 @@ LocalTransactionId current_local_transaction()
 #endif
 }
 
-// The table's own invalidations, and its indexes' (an index made ready for inserts by CREATE INDEX
-// CONCURRENTLY invalidates only the index).
+// The table's own invalidations, and its indexes' (whether an index takes inserts is also read from its
+// relcache entry at each call, rather than trusted to change only with the table's).
 void forget_relation(Datum, Oid relid)
 {
     if (relid == InvalidOid || relid == s_watched) {

@@ -24,24 +24,14 @@ namespace {
 
 using namespace pgjq;
 
-AttrNumber attribute_named(TupleDesc desc, const char* name)
-{
-    for (int i = 0; i < desc->natts; i++) {
-        Form_pg_attribute attr = TupleDescAttr(desc, i);
-        if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
-            return attr->attnum;
-    }
-    return InvalidAttrNumber;
-}
-
 // The columns a change adds to, in counter_change's order, or false when one is missing.
 bool counter_columns(TupleDesc desc, bool with_finished, AttrNumber columns[4])
 {
     static const char* const names[4] = {"unfinished", "completed", "failed", "cancelled"};
     const int needed = with_finished ? 4 : 1;
     for (int i = 0; i < 4; i++) {
-        columns[i] = i < needed ? attribute_named(desc, names[i]) : InvalidAttrNumber;
-        if (i < needed && columns[i] == InvalidAttrNumber)
+        columns[i] = i < needed ? SPI_fnumber(desc, names[i]) : InvalidAttrNumber;
+        if (i < needed && columns[i] <= 0)  // SPI_ERROR_NOATTRIBUTE
             return false;
     }
     return true;
@@ -74,8 +64,8 @@ bool key_is_queue_and_slot(Relation rel, Relation index)
     TupleDesc desc = RelationGetDescr(rel);
     const Form_pg_index form = index->rd_index;
     return form->indnatts == 2 && RelationGetIndexExpressions(index) == NIL &&
-        RelationGetIndexPredicate(index) == NIL && form->indkey.values[0] == attribute_named(desc, "queue_name") &&
-        form->indkey.values[1] == attribute_named(desc, "slot");
+        RelationGetIndexPredicate(index) == NIL && form->indkey.values[0] == SPI_fnumber(desc, "queue_name") &&
+        form->indkey.values[1] == SPI_fnumber(desc, "slot");
 }
 
 int64 add_counts(int64 value, int64 delta)

@@ -40,8 +40,7 @@ struct prepared_table {
     const row_shape* shape;
     bool direct;  // false: the table has something only the statement applies
     TupleDesc desc;
-    AttrNumber* given_at;  // shape column i is attribute given_at[i]
-    int* given_as;         // per attribute: the shape column that gives it, or -1
+    int* given_as;  // per attribute: the shape column that gives it, or -1
     AttrNumber returning_at;
     ExprState** defaults;  // per attribute not given; nullptr when it has none (NULL)
     int nchecks;
@@ -87,18 +86,16 @@ void forget_all(Datum, int, uint32)
     s_stale = true;
 }
 
-// The column `name`; given a type, only when the column takes a value of that type as it is (no type
+// The user column `name`; given a type, only when the column takes a value of that type as it is (no type
 // modifier to coerce to, no identity).
 AttrNumber attribute_named(TupleDesc desc, const char* name, Oid type)
 {
-    for (int i = 0; i < desc->natts; i++) {
-        Form_pg_attribute attr = TupleDescAttr(desc, i);
-        if (attr->attisdropped || strcmp(NameStr(attr->attname), name) != 0)
-            continue;
-        const bool as_given = attr->atttypid == type && attr->atttypmod == -1 && attr->attidentity == '\0';
-        return type == InvalidOid || as_given ? attr->attnum : InvalidAttrNumber;
-    }
-    return InvalidAttrNumber;
+    const int attnum = SPI_fnumber(desc, name);  // SPI_ERROR_NOATTRIBUTE, or < 0 for a system column
+    if (attnum <= 0)
+        return InvalidAttrNumber;
+    Form_pg_attribute attr = TupleDescAttr(desc, attnum - 1);
+    const bool as_given = attr->atttypid == type && attr->atttypmod == -1 && attr->attidentity == '\0';
+    return type == InvalidOid || as_given ? attnum : InvalidAttrNumber;
 }
 
 // A domain's constraints apply to a column's NULL too (the planner coerces it), which only the statement
@@ -169,8 +166,8 @@ prepared_table* prepare_table(Relation rel, Relation* indexes, int nindexes, con
     t->context = CurrentMemoryContext;
     t->relid = RelationGetRelid(rel);
     t->shape = &shape;
-    t->given_at = static_cast<AttrNumber*>(palloc(sizeof(AttrNumber) * shape.ncolumns));
-    t->direct = table_allows_direct(rel, shape, t->given_at, &t->returning_at);
+    AttrNumber* given_at = static_cast<AttrNumber*>(palloc(sizeof(AttrNumber) * shape.ncolumns));
+    t->direct = table_allows_direct(rel, shape, given_at, &t->returning_at);
     if (!t->direct)
         return t;
     TupleDesc desc = RelationGetDescr(rel);
@@ -180,7 +177,7 @@ prepared_table* prepare_table(Relation rel, Relation* indexes, int nindexes, con
     for (int i = 0; i < desc->natts; i++)
         t->given_as[i] = -1;
     for (int c = 0; c < shape.ncolumns; c++)
-        t->given_as[t->given_at[c] - 1] = c;
+        t->given_as[given_at[c] - 1] = c;
     for (int i = 0; i < desc->natts; i++) {
         if (TupleDescAttr(desc, i)->attisdropped || t->given_as[i] >= 0)
             continue;

@@ -116,6 +116,62 @@ std::string jobs_note(std::int64_t jobs, int runs)
 
 double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
 
+// What a timed run costs per job, beside its speed: the whole server's CPU (every process of the cluster,
+// the pgjq maintenance worker and autovacuum included), the bench's own CPU (the client side of every
+// call) and the WAL written. Read before the run and after it, then added as three figures.
+class run_costs
+{
+public:
+  void start(driver &d)
+  {
+    m_server = read_server_usage(d.admin());
+    m_client = bench_cpu_seconds();
+  }
+
+  // After the run's sessions have closed or while they are still open: a live backend's CPU is read from
+  // its own counters, an exited one's from the postmaster's.
+  void stop(driver &d, std::int64_t jobs)
+  {
+    const double client = bench_cpu_seconds();
+    const server_usage server = read_server_usage(d.admin());
+    if (jobs <= 0)
+      return;
+    const double n = static_cast<double>(jobs);
+    if (m_server.cpu_seconds >= 0 && server.cpu_seconds >= 0)
+      m_cpu.push_back((server.cpu_seconds - m_server.cpu_seconds) * 1e6 / n);
+    m_client_cpu.push_back((client - m_client) * 1e6 / n);
+    m_wal.push_back((server.wal_bytes - m_server.wal_bytes) / n);
+  }
+
+  // The last run's costs, for the progress line.
+  std::string last() const
+  {
+    char line[160];
+    std::snprintf(line, sizeof line, "per job: server CPU %.1f us, bench CPU %.1f us, WAL %.0f bytes",
+                  m_cpu.empty() ? -1.0 : m_cpu.back(), m_client_cpu.empty() ? -1.0 : m_client_cpu.back(),
+                  m_wal.empty() ? -1.0 : m_wal.back());
+    return line;
+  }
+
+  // The server CPU is left out when the bench could not read it in every run (another machine or user).
+  void add_to(results &r, const std::string &id, const std::string &label, const std::string &system, std::size_t runs,
+              const std::string &note) const
+  {
+    if (m_cpu.size() == runs)
+      r.add(id + "_cpu", label + ": server CPU per job", "µs", false, system, summarize(m_cpu), note);
+    if (!m_client_cpu.empty())
+      r.add(id + "_client_cpu", label + ": bench client CPU per job", "µs", false, system, summarize(m_client_cpu),
+            note);
+    if (!m_wal.empty())
+      r.add(id + "_wal", label + ": WAL per job", "bytes", false, system, summarize(m_wal), note);
+  }
+
+private:
+  server_usage m_server;
+  double m_client = 0;
+  std::vector<double> m_cpu, m_client_cpu, m_wal;
+};
+
 } // namespace
 
 // The floor under a single-job enqueue: a bare single-row INSERT, one per transaction, into a copy of
@@ -124,6 +180,7 @@ double median_of(std::vector<double> v) { return summarize(std::move(v)).median;
 void bare_insert(driver &d, const config &c, results &r)
 {
   std::vector<double> rates;
+  run_costs costs;
   for (int run = 0; run < c.runs; ++run)
   {
     d.reset();
@@ -139,6 +196,7 @@ void bare_insert(driver &d, const config &c, results &r)
           "INSERT INTO public.bare_jobs (queue_name, job_type, payload) VALUES ('default', 'email', $1)");
     }
     std::atomic<std::int64_t> next{0};
+    costs.start(d);
     const auto t0 = steady::now();
     run_threads(c.enqueue_connections,
                 [&](int w)
@@ -154,12 +212,15 @@ void bare_insert(driver &d, const config &c, results &r)
                   }
                 });
     rates.push_back(static_cast<double>(c.enqueue_single_jobs) / seconds_between(t0, steady::now()));
-    progress(d, "bare INSERT run %d: %.0f rows/s", run + 1, rates.back());
+    costs.stop(d, c.enqueue_single_jobs);
+    progress(d, "bare INSERT run %d: %.0f rows/s; %s", run + 1, rates.back(), costs.last().c_str());
   }
   d.admin().exec("DROP TABLE IF EXISTS public.bare_jobs");
-  r.add("enqueue_bare_insert",
-        "bare INSERT into a copy of pgjq.live_jobs (same indexes), 1 row per transaction, 4 connections", "jobs/s",
-        true, d.name(), summarize(rates), jobs_note(c.enqueue_single_jobs, c.runs));
+  const std::string label =
+      "bare INSERT into a copy of pgjq.live_jobs (same indexes), 1 row per transaction, 4 connections";
+  r.add("enqueue_bare_insert", label, "jobs/s", true, d.name(), summarize(rates),
+        jobs_note(c.enqueue_single_jobs, c.runs));
+  costs.add_to(r, "enqueue_bare_insert", label, d.name(), rates.size(), jobs_note(c.enqueue_single_jobs, c.runs));
 }
 
 void scenario_enqueue(driver &d, const config &c, results &r)
@@ -179,12 +240,14 @@ void scenario_enqueue(driver &d, const config &c, results &r)
   for (const variant &v : variants)
   {
     std::vector<double> rates;
+    run_costs costs;
     for (int run = 0; run < c.runs; ++run)
     {
       d.reset();
       checkpoint(d);
       auto sessions = open_sessions(d, c.enqueue_connections);
       std::atomic<std::int64_t> next{0};
+      costs.start(d);
       const auto t0 = steady::now();
       run_threads(c.enqueue_connections,
                   [&](int w)
@@ -202,9 +265,11 @@ void scenario_enqueue(driver &d, const config &c, results &r)
                     }
                   });
       rates.push_back(static_cast<double>(v.jobs) / seconds_between(t0, steady::now()));
-      progress(d, "%s run %d: %.0f jobs/s", v.id, run + 1, rates.back());
+      costs.stop(d, v.jobs);
+      progress(d, "%s run %d: %.0f jobs/s; %s", v.id, run + 1, rates.back(), costs.last().c_str());
     }
     r.add(v.id, v.label, "jobs/s", true, d.name(), summarize(rates), jobs_note(v.jobs, c.runs));
+    costs.add_to(r, v.id, v.label, d.name(), rates.size(), jobs_note(v.jobs, c.runs));
   }
   if (d.name() == "pgjq")
     bare_insert(d, c, r);
@@ -225,7 +290,8 @@ void scenario_drain(driver &d, const config &c, results &r)
                               {100, c.drain_jobs_b100, false, true},  {100, c.drain_jobs_b100, true, true}};
   for (const auto &[batch, jobs, discard, in_transaction] : variants)
   {
-    std::vector<double> rates, cpu_per_job, client_cpu_per_job, wal_per_job;
+    std::vector<double> rates;
+    run_costs costs;
     for (int run = 0; run < c.runs; ++run)
     {
       d.reset();
@@ -234,31 +300,19 @@ void scenario_drain(driver &d, const config &c, results &r)
       load(d, 0, jobs, 2);
       d.vacuum_analyze();
       checkpoint(d);
-      const server_usage before = read_server_usage(d.admin());
-      const double client_before = bench_cpu_seconds();
+      costs.start(d);
       std::int64_t completed = 0;
       const double secs = drain(d, c.drain_workers, batch, completed, in_transaction);
       if (secs < 0)
         break;
-      const double client_after = bench_cpu_seconds();
       std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the workers' backends exit (their CPU is counted)
-      const server_usage after = read_server_usage(d.admin());
+      costs.stop(d, completed);
       if (completed != jobs)
         progress(d, "WARNING: drain completed %lld of %lld jobs", static_cast<long long>(completed),
                  static_cast<long long>(jobs));
       rates.push_back(static_cast<double>(completed) / secs);
-      if (completed > 0 && before.cpu_seconds >= 0 && after.cpu_seconds >= 0)
-        cpu_per_job.push_back((after.cpu_seconds - before.cpu_seconds) * 1e6 / static_cast<double>(completed));
-      if (completed > 0)
-        client_cpu_per_job.push_back((client_after - client_before) * 1e6 / static_cast<double>(completed));
-      if (completed > 0)
-        wal_per_job.push_back((after.wal_bytes - before.wal_bytes) / static_cast<double>(completed));
-      progress(d,
-               "drain batch %d%s%s run %d: %.0f jobs/s; per job: server CPU %.1f us, bench CPU %.1f us, WAL %.0f bytes",
-               batch, discard ? " (completed not kept)" : "", in_transaction ? " (in-transaction claims)" : "", run + 1,
-               rates.back(), cpu_per_job.empty() ? -1.0 : cpu_per_job.back(),
-               client_cpu_per_job.empty() ? -1.0 : client_cpu_per_job.back(),
-               wal_per_job.empty() ? -1.0 : wal_per_job.back());
+      progress(d, "drain batch %d%s%s run %d: %.0f jobs/s; %s", batch, discard ? " (completed not kept)" : "",
+               in_transaction ? " (in-transaction claims)" : "", run + 1, rates.back(), costs.last().c_str());
     }
     if (rates.empty())
       continue;
@@ -269,15 +323,7 @@ void scenario_drain(driver &d, const config &c, results &r)
         (discard ? ", completed jobs not kept (pgjq: keep_completed => false)" : "") +
         (in_transaction ? ", claims held by the worker's transaction (pgjq: claim_in_transaction)" : "");
     r.add(id, label, "jobs/s", true, d.name(), summarize(rates), jobs_note(jobs, c.runs));
-    // Where the time goes: the whole server's CPU (every process of the cluster, the pgjq maintenance
-    // worker and autovacuum included) and WAL, per job completed.
-    if (cpu_per_job.size() == rates.size())
-      r.add(id + "_cpu", label + ": server CPU per job", "µs", false, d.name(), summarize(cpu_per_job),
-            jobs_note(jobs, c.runs));
-    r.add(id + "_client_cpu", label + ": bench client CPU per job", "µs", false, d.name(),
-          summarize(client_cpu_per_job), jobs_note(jobs, c.runs));
-    r.add(id + "_wal", label + ": WAL per job", "bytes", false, d.name(), summarize(wal_per_job),
-          jobs_note(jobs, c.runs));
+    costs.add_to(r, id, label, d.name(), rates.size(), jobs_note(jobs, c.runs));
   }
 }
 

@@ -7,6 +7,8 @@ SELECT (SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = 'rows_q') AS unfi
 SELECT pgjq.create_queue('rows_q');
 SET pgjq.depth_slot = 7;
 SELECT pg_relation_size('pgjq.queue_depth') AS depth_size_before \gset
+CREATE EXTENSION IF NOT EXISTS pg_walinspect;
+SELECT pg_current_wal_lsn() AS writes_start \gset
 
 -- In place: many transactions in a row on one slot row, then the finished totals (a cancel written at
 -- commit with the rest of its transaction's changes).
@@ -22,6 +24,13 @@ SELECT * FROM rows_counted;
 -- Each write prunes the row's page of the versions nobody sees any more (as a read through the key did):
 -- the new versions stay on it instead of growing the table.
 SELECT pg_relation_size('pgjq.queue_depth') <= :depth_size_before AS versions_pruned_in_place;
+-- But only once the page runs short of room for more versions, not at every write: a prune writes a WAL
+-- record of its own, and on a page whose fillfactor leaves most of it free, pruning when the free space
+-- fell below what the fillfactor keeps would prune at every write.
+SELECT count(*) < 20 AS pruned_seldom
+  FROM pg_get_wal_records_info(:'writes_start', pg_current_wal_lsn())
+ WHERE record_type = 'PRUNE'
+   AND block_ref LIKE '%/' || pg_relation_filenode('pgjq.queue_depth') || ' %';
 BEGIN;
 SELECT pgjq.enqueue('t', '0', 'rows_q') > 0 AS enqueued;
 SELECT count(pgjq.cancel(id)) AS cancelled

@@ -27,7 +27,8 @@ using namespace pgjq;
 constexpr int k_first_backoff_ms = 1000;
 constexpr int k_max_backoff_ms = 60 * 1000;
 // How long the worker stays awake after relaying notices, gathering the next commits' (see the main loop).
-constexpr long k_relay_gather_us = 200;
+// Each wake-up that relays is a transaction: 200 -> 500 us took 6 % off a single enqueue's server CPU.
+constexpr long k_relay_gather_us = 500;
 
 Oid s_dboid = InvalidOid;
 bool s_by_launcher = false;

@@ -21,8 +21,8 @@ BEGIN
 END
 $$;
 SELECT * FROM rows_counted;
--- Each write prunes the row's page of the versions nobody sees any more (as a read through the key did):
--- the new versions stay on it instead of growing the table.
+-- Writes prune the row's page of the versions nobody sees any more (as a read through the key did): the
+-- new versions stay on it instead of growing the table.
 SELECT pg_relation_size('pgjq.queue_depth') <= :depth_size_before AS versions_pruned_in_place;
 -- But only once the page runs short of room for more versions, not at every write: a prune writes a WAL
 -- record of its own, and on a page whose fillfactor leaves most of it free, pruning when the free space

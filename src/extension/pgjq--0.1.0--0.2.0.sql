@@ -627,14 +627,14 @@ CREATE FUNCTION pgjq.enqueue(job_type text, payload jsonb DEFAULT '{}', queue_na
                              max_attempts integer DEFAULT NULL, unique_key text DEFAULT NULL,
                              group_key text DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
                              timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL)
-    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    RETURNS bigint LANGUAGE c VOLATILE
     AS 'MODULE_PATHNAME', 'pgjq_enqueue';
 CREATE FUNCTION pgjq.try_enqueue(job_type text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
                                  priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
                                  max_attempts integer DEFAULT NULL, unique_key text DEFAULT NULL,
                                  group_key text DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
                                  timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL)
-    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    RETURNS bigint LANGUAGE c VOLATILE
     AS 'MODULE_PATHNAME', 'pgjq_try_enqueue';
 -- unique_keys and group_keys: one per payload (NULL elements: none for that job); depends_on: for every job
 -- of the batch.

@@ -7,6 +7,7 @@
 // closed: raising inside it would longjmp over the live exception object.
 #pragma once
 
+#include "core/name_resolution.hpp"
 #include "core/pg.hpp"
 #include "core/privileges.hpp"
 
@@ -58,14 +59,16 @@ inline void worker_entry(const char* who, Main main)
 
 // A function of the SQL API: the same bridge, and around the call the caller's identity (api_call, see
 // core/privileges.hpp): recorded, checked by the body, and replaced by the extension's owner's until the
-// body returns.
+// body returns; names resolve in pg_catalog (and pg_temp) alone meanwhile (core/name_resolution.hpp).
 #define PGJQ_API_FUNCTION(sql_name)                                                    \
     static Datum sql_name##_impl(FunctionCallInfo fcinfo, const pgjq::api_call& call); \
     static Datum sql_name##_as_owner(FunctionCallInfo fcinfo)                          \
     {                                                                                  \
+        const int pin = pgjq::pin_name_resolution();                                   \
         pgjq::api_call call = pgjq::begin_api_call();                                  \
         Datum result = sql_name##_impl(fcinfo, call);                                  \
         pgjq::end_api_call(call);                                                      \
+        pgjq::unpin_name_resolution(pin);                                              \
         return result;                                                                 \
     }                                                                                  \
     extern "C" {                                                                       \

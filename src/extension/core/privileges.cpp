@@ -80,10 +80,8 @@ void load_grants()
     SetUserIdAndSecContext(current_installation().owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
     SPI_connect();
     // read-only: the views call this from STABLE functions, under the query's own snapshot
-    if (SPI_execute_plan(saved_plan(&s_read, k_read), nullptr, nullptr, true, 0) != SPI_OK_SELECT)
-        elog(ERROR, "pgjq: could not read pgjq.grants");
+    uint64 n = read_plan(saved_plan(&s_read, k_read));
     MemoryContextReset(s_context);
-    uint64 n = SPI_processed;
     s_grants = static_cast<grant_row*>(MemoryContextAllocZero(s_context, sizeof(grant_row) * (n + 1)));
     for (uint64 i = 0; i < n; i++) {
         HeapTuple row = SPI_tuptable->vals[i];

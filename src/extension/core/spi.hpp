@@ -1,8 +1,9 @@
 // spi.hpp: saved SPI plans, prepared once per backend on first use, and small execution helpers.
 //
-// Each SQL group keeps its statements next to its logic and asks for them through saved_plan(). The
-// SQL functions run with search_path pinned to pg_catalog, so every statement schema-qualifies pgjq's
-// objects and the plans never need re-planning because of a caller's search_path.
+// Each SQL group keeps its statements next to its logic and asks for them through saved_plan(). Names
+// resolve in pg_catalog alone while pgjq's functions run (SET clauses, or core/name_resolution.hpp), so
+// every statement schema-qualifies pgjq's objects and the plans never need re-planning because of a
+// caller's search_path. Every statement runs with jit and enable_seqscan off (spi.cpp says why).
 #pragma once
 
 #include "core/pg.hpp"
@@ -35,6 +36,10 @@ uint64 run_plan(SPIPlanPtr plan, const Datum* values, const char* nulls, long ma
 // Runs a saved plan with the latest snapshot: what transactions committed while this one ran, including
 // those it just waited for, whatever its isolation level.
 uint64 run_plan_latest(SPIPlanPtr plan, const Datum* values, const char* nulls);
+
+// Runs a saved SELECT without parameters read-only, under the calling statement's snapshot (what a STABLE
+// function must see), and returns the number of rows.
+uint64 read_plan(SPIPlanPtr plan);
 
 // First column of the first result row, or `found = false` when there is none.
 Datum first_value(bool* isnull, bool* found);

@@ -32,6 +32,7 @@ SELECT pgjq.enqueue('enqueue', '{}', 'pin_q') > 0 AS enqueued,
        pgjq.try_enqueue('try_enqueue', '{}', 'pin_q') > 0 AS try_enqueued,
        pgjq.enqueue('capped', '{}', 'pin_capped') > 0 AS capped,
        pgjq.enqueue('keyed', '{}', 'pin_q', unique_key => 'k') > 0 AS keyed;
+INSERT INTO pgjq.jobs (job_type, payload, queue_name) VALUES ('inserted', '{}', 'pin_q');
 SELECT current_schemas(false) AS caller_schemas, current_setting('enable_seqscan') AS caller_seqscan,
        current_setting('jit') AS caller_jit;
 -- A call that fails inside a block that catches its error leaves the caller's settings as they were.

@@ -245,7 +245,9 @@ ALTER FUNCTION pgjq.fail(bigint, text, text, interval) SECURITY INVOKER;
 ALTER FUNCTION pgjq.retry(bigint) SECURITY INVOKER;
 ALTER FUNCTION pgjq.recover_stale() SECURITY INVOKER;
 ALTER FUNCTION pgjq.prune(interval) SECURITY INVOKER;
-ALTER FUNCTION pgjq.insert_into_jobs_view() SECURITY INVOKER;
+-- A row of INSERT INTO pgjq.jobs is a single-job enqueue: as enqueue and try_enqueue, its trigger pins the
+-- search path in C (core/name_resolution.hpp), which costs a fraction of what SET clauses cost.
+ALTER FUNCTION pgjq.insert_into_jobs_view() SECURITY INVOKER RESET ALL;
 
 -- Serving many databases in turn (maintenance/launcher.cpp): each database's row also says whether it is
 -- served, waits for a free worker or is idle, and what its next_wake is for (a duty's name, or a request).

@@ -6,7 +6,8 @@
 // (ProcessGUCArray at each call, AtEOXact_GUC walking every setting of the server at its end, then the
 // caller's search path computed again). An override of the search path does the same for a list push and
 // pop: the caller's own search_path setting is never touched, and a (sub)transaction's abort drops the
-// override with it. Every API call takes it; enqueue and try_enqueue have no SET clause besides.
+// override with it. Every API call takes it; enqueue, try_enqueue and insert_into_jobs_view have no SET
+// clause besides.
 #pragma once
 
 #include "core/pg.hpp"

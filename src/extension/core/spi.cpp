@@ -32,9 +32,9 @@ namespace {
 // Runs `execute` (an SPI execution, returning its code) with jit and enable_seqscan off, as every statement
 // of pgjq is planned and run: a generic plan first built while a table was small must still walk an index
 // once it is large, and a statement must not stop to compile. The SQL functions whose SET clauses pin both
-// pay nothing here; pgjq.enqueue and pgjq.try_enqueue have none, so that their single-job path, which runs
-// no statement, sets no setting (core/name_resolution.hpp says what that cost), and pay a nest level for
-// each statement they do run. An ERROR leaves the nest level to the (sub)transaction's abort.
+// pay nothing here; enqueue, try_enqueue and insert_into_jobs_view have none, so that their single-job
+// path, which runs no statement, sets no setting (core/name_resolution.hpp says what that cost), and pay a
+// nest level for each statement they do run. An ERROR leaves the nest level to the (sub)transaction's abort.
 template <typename Execute>
 int execute_pinned(Execute execute)
 {

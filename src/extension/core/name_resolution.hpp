@@ -2,7 +2,7 @@
 //
 // The API's functions run as the extension's owner once they have checked their caller, so a name they
 // resolve must never find an object of a schema the caller put on its search_path. SET clauses on the SQL
-// functions do this, and for a single-job enqueue they were about a tenth of its server CPU
+// functions do this, and for a single-job enqueue they were 5-10 % of its server CPU
 // (ProcessGUCArray at each call, AtEOXact_GUC walking every setting of the server at its end, then the
 // caller's search path computed again). An override of the search path does the same for a list push and
 // pop: the caller's own search_path setting is never touched, and a (sub)transaction's abort drops the

@@ -1,9 +1,10 @@
 // spi.hpp: saved SPI plans, prepared once per backend on first use, and small execution helpers.
 //
 // Each SQL group keeps its statements next to its logic and asks for them through saved_plan(). Names
-// resolve in pg_catalog alone while pgjq's functions run (SET clauses, or core/name_resolution.hpp), so
-// every statement schema-qualifies pgjq's objects and the plans never need re-planning because of a
-// caller's search_path. Every statement runs with jit and enable_seqscan off (spi.cpp says why).
+// resolve as under search_path = pg_catalog, pg_temp while pgjq's functions run (SET clauses, or
+// core/name_resolution.hpp), so every statement schema-qualifies pgjq's objects and the plans never need
+// re-planning because of a caller's search_path. Every statement runs with jit and enable_seqscan off
+// (spi.cpp says why).
 #pragma once
 
 #include "core/pg.hpp"

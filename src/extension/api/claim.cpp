@@ -14,6 +14,7 @@
 #include "core/boundary.hpp"
 #include "core/claim_floor.hpp"
 #include "core/claim_index_plan.hpp"
+#include "core/direct_claim.hpp"
 #include "core/job_columns.hpp"
 #include "core/lifecycle.hpp"
 #include "core/settings.hpp"
@@ -305,6 +306,24 @@ uint64 run_leased_claim(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum* values,
     return n;
 }
 
+// A leased claim of a queue that is not FIFO, from the floor or from the start: through the table access
+// method (core/direct_claim.hpp) where it can, else by the statement `plan`.
+// `direct` is nullptr in a database at 0.1.0, whose jobs have no columns for the role and the timeout.
+uint64 run_claim_step(FunctionCallInfo fcinfo, direct_claim_request* direct, SPIPlanPtr plan, Datum* values,
+                      const char* nulls, job_key* first, bool from_floor)
+{
+    if (direct != nullptr && direct_claims) {
+        direct->from_floor = from_floor;
+        TimestampTz first_lease_end;
+        int64 n = claim_directly(fcinfo, *direct, first, &first_lease_end);
+        if (n > 0)
+            wake_maintenance_at_commit(first_lease_end, deadline_kind::lease_ends);
+        if (n >= 0)
+            return static_cast<uint64>(n);
+    }
+    return run_leased_claim(fcinfo, plan, values, nulls, first, from_floor);
+}
+
 // A leased claim of a queue that is not FIFO: from the queue's claim floor for the job types claimed when
 // it has one, and from the start when nothing lies there (the floor's part of the queue is empty, or the
 // floor's priority is done). The first job it takes becomes the floor. Only at READ COMMITTED: the floor
@@ -323,17 +342,30 @@ uint64 claim_leased(FunctionCallInfo fcinfo, const api_call& call, const char* q
     claim_values[8] = Int32GetDatum(floor.key.priority);
     claim_values[9] = Int64GetDatum(floor.key.id);
     claim_nulls[7] = claim_nulls[8] = claim_nulls[9] = ' ';
+    direct_claim_request direct = {queue_name,
+                                   DatumGetInt32(values[1]),
+                                   TextDatumGetCString(values[2]),
+                                   values[3],
+                                   job_types,
+                                   DatumGetObjectId(values[5]),
+                                   nulls[6] == ' ',
+                                   values[6],
+                                   floor.read_at,
+                                   false,
+                                   floor.key};
     job_key from_floor = {0, 0}, from_start = {0, 0};
     uint64 on_floor = 0;
     if (floor.valid) {
         SPIPlanPtr plan = job_types ? saved_plan(&s_claim_types_from_floor, k_claim_types_from_floor)
                                     : saved_plan(&s_claim_any_from_floor, k_claim_any_from_floor);
-        on_floor = run_leased_claim(fcinfo, plan, claim_values, claim_nulls, &from_floor, true);
+        on_floor =
+            run_claim_step(fcinfo, call.legacy ? nullptr : &direct, plan, claim_values, claim_nulls, &from_floor, true);
     }
     uint64 from_the_start = 0;
     if (on_floor == 0) {
         SPIPlanPtr plan = saved_plan(job_types ? &s_claim_types : &s_claim_any, call.legacy);
-        from_the_start = run_leased_claim(fcinfo, plan, claim_values, claim_nulls, &from_start);
+        from_the_start = run_claim_step(fcinfo, call.legacy ? nullptr : &direct, plan, claim_values, claim_nulls,
+                                        &from_start, false);
     }
     if (from_the_start > 0)
         advance_claim_floor(queue_name, floor, from_start, true);

@@ -9,6 +9,7 @@
 #include "core/counter_row.hpp"
 
 #include "core/limits.hpp"
+#include "core/table_writes.hpp"
 
 extern "C" {
 #include "access/genam.h"
@@ -228,22 +229,9 @@ counter_write add_to_counter_row(Oid relid, const char* queue_name, int16 slot, 
     while (found) {
         store_changed(current, changed, columns, deltas);
         TM_FailureData failure;
-        LockTupleMode lock_mode;
-#if PG_VERSION_NUM >= 160000
-        TU_UpdateIndexes update_indexes;
-#else
-        bool update_indexes;
-#endif
-        TM_Result result = table_tuple_update(rel, &current->tts_tid, changed, cid, snapshot, InvalidSnapshot, true,
-                                              &failure, &lock_mode, &update_indexes);
-        if (result == TM_Ok) {
-#if PG_VERSION_NUM >= 160000
-            insert_key = update_indexes != TU_None;
-#else
-            insert_key = update_indexes;
-#endif
+        TM_Result result = update_row(rel, &current->tts_tid, changed, cid, snapshot, true, &failure, &insert_key);
+        if (result == TM_Ok)
             break;
-        }
         if (result == TM_Deleted) {
             found = false;
             break;

@@ -11,11 +11,10 @@
 // closed by the transaction's resource owner if one of them does.
 #include "core/row_insert.hpp"
 
+#include "core/table_writes.hpp"
+
 extern "C" {
 #include "access/genam.h"
-#include "catalog/index.h"
-#include "catalog/pg_am.h"
-#include "optimizer/optimizer.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/acl.h"
 #include "utils/datum.h"
@@ -27,12 +26,6 @@ namespace {
 
 using namespace pgjq;
 
-struct prepared_index {
-    Oid oid;
-    IndexInfo* info;  // ii_PredicateState prepared
-    IndexUniqueCheck check;
-};
-
 // What insert_row keeps of one table, for one row shape. Everything lives in `context`.
 struct prepared_table {
     MemoryContext context;
@@ -43,9 +36,7 @@ struct prepared_table {
     int* given_as;  // per attribute: the shape column that gives it, or -1
     AttrNumber returning_at;
     ExprState** defaults;  // per attribute not given; nullptr when it has none (NULL)
-    int nchecks;
-    ExprState** checks;
-    const char** check_names;
+    prepared_checks checks;
     int nindexes;
     prepared_index* indexes;
     ExprContext* econtext;  // standalone; its per-tuple memory holds a call's defaults
@@ -134,31 +125,6 @@ bool table_allows_direct(Relation rel, const row_shape& shape, AttrNumber* given
     return *returning_at != InvalidAttrNumber;
 }
 
-// A b-tree's entry as ExecInsertIndexTuples makes it, or false when that needs its executor state (an
-// expression to compute, an exclusion or deferred check) or another access method (GIN, GiST and BRIN keep
-// state of the index's relcache entry in the IndexInfo, which outlives it here).
-bool prepare_index(Relation index, prepared_index* into)
-{
-    if (index->rd_rel->relam != BTREE_AM_OID)
-        return false;
-    IndexInfo* info = BuildIndexInfo(index);
-    if (info->ii_Expressions != NIL || info->ii_ExclusionOps != nullptr ||
-        (index->rd_index->indisunique && !index->rd_index->indimmediate))
-        return false;
-    if (info->ii_Predicate != NIL)
-        info->ii_PredicateState = ExecInitQual(
-            reinterpret_cast<List*>(expression_planner(reinterpret_cast<Expr*>(info->ii_Predicate))), nullptr);
-    into->oid = RelationGetRelid(index);
-    into->info = info;
-    into->check = index->rd_index->indisunique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
-    return true;
-}
-
-ExprState* prepare_expression(Node* expression)
-{
-    return ExecInitExpr(expression_planner(reinterpret_cast<Expr*>(expression)), nullptr);
-}
-
 // The state for rel (locked) and its open indexes, built in the current memory context.
 prepared_table* prepare_table(Relation rel, Relation* indexes, int nindexes, const row_shape& shape)
 {
@@ -185,14 +151,7 @@ prepared_table* prepare_table(Relation rel, Relation* indexes, int nindexes, con
         if (fallback != nullptr)
             t->defaults[i] = prepare_expression(fallback);
     }
-    const TupleConstr* constr = desc->constr;
-    t->nchecks = constr != nullptr ? constr->num_check : 0;
-    t->checks = static_cast<ExprState**>(palloc(sizeof(ExprState*) * (t->nchecks + 1)));
-    t->check_names = static_cast<const char**>(palloc(sizeof(char*) * (t->nchecks + 1)));
-    for (int i = 0; i < t->nchecks; i++) {
-        t->checks[i] = prepare_expression(static_cast<Node*>(stringToNode(constr->check[i].ccbin)));
-        t->check_names[i] = pstrdup(constr->check[i].ccname);
-    }
+    t->checks = prepare_checks(rel);
     t->nindexes = nindexes;
     t->indexes = static_cast<prepared_index*>(palloc(sizeof(prepared_index) * (nindexes + 1)));
     for (int i = 0; i < nindexes && t->direct; i++)
@@ -250,48 +209,6 @@ void form_row(const prepared_table* t, const Datum* values, const bool* isnull, 
     ExecStoreVirtualTuple(slot);
 }
 
-// ExecConstraints' checks and errors, for a plain table.
-void check_constraints(const prepared_table* t, Relation rel, TupleTableSlot* slot)
-{
-    // The relation's own descriptor: the prepared copy has lost attnotnull (CreateTupleDescCopy).
-    TupleDesc desc = RelationGetDescr(rel);
-    if (desc->constr != nullptr && desc->constr->has_not_null) {
-        for (int i = 0; i < desc->natts; i++) {
-            Form_pg_attribute attr = TupleDescAttr(desc, i);
-            if (attr->attnotnull && slot->tts_isnull[i])
-                ereport(ERROR,
-                        (errcode(ERRCODE_NOT_NULL_VIOLATION),
-                         errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
-                                NameStr(attr->attname), RelationGetRelationName(rel)),
-                         errtablecol(rel, attr->attnum)));
-        }
-    }
-    t->econtext->ecxt_scantuple = slot;
-    for (int i = 0; i < t->nchecks; i++)
-        if (!ExecCheck(t->checks[i], t->econtext))
-            ereport(ERROR,
-                    (errcode(ERRCODE_CHECK_VIOLATION),
-                     errmsg("new row for relation \"%s\" violates check constraint \"%s\"",
-                            RelationGetRelationName(rel), t->check_names[i]),
-                     errtableconstraint(rel, t->check_names[i])));
-}
-
-void insert_index_entries(const prepared_table* t, Relation rel, Relation* indexes, TupleTableSlot* slot)
-{
-    t->econtext->ecxt_scantuple = slot;
-    for (int i = 0; i < t->nindexes; i++) {
-        IndexInfo* info = t->indexes[i].info;
-        if (!indexes[i]->rd_index->indisready)  // as of this call's lock, not of the state's build
-            continue;
-        if (info->ii_PredicateState != nullptr && !ExecQual(info->ii_PredicateState, t->econtext))
-            continue;
-        Datum values[INDEX_MAX_KEYS];
-        bool isnull[INDEX_MAX_KEYS];
-        FormIndexDatum(info, slot, nullptr, values, isnull);
-        index_insert(indexes[i], values, isnull, &slot->tts_tid, rel, t->indexes[i].check, false, info);
-    }
-}
-
 void close_all(Relation rel, Relation* indexes, int nindexes)
 {
     for (int i = 0; i < nindexes; i++)
@@ -329,9 +246,9 @@ row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, co
     ResetExprContext(t->econtext);
     TupleTableSlot* slot = MakeSingleTupleTableSlot(t->desc, &TTSOpsVirtual);
     form_row(t, values, isnull, slot);
-    check_constraints(t, rel, slot);
+    check_constraints(t->checks, rel, slot, t->econtext);
     table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, nullptr);
-    insert_index_entries(t, rel, indexes, slot);
+    insert_index_entries(t->indexes, indexes, t->nindexes, rel, slot, t->econtext, false);
 
     bool returned_null;
     Datum value = slot_getattr(slot, t->returning_at, &returned_null);

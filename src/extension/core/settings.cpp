@@ -10,6 +10,7 @@ int max_batch_bytes = 64 * 1024 * 1024;
 int forced_depth_slot = -1;
 bool synchronous_worker_commit = false;
 bool claim_floors = true;
+bool direct_claims = true;
 int maintenance_naptime_ms = 5000;
 int launcher_naptime_s = 30;
 int prune_interval_s = 60;
@@ -57,6 +58,11 @@ void define_settings()
         "pgjq.claim_floors", "Whether this session's leased claims start from their queue's claim floor.",
         "Off: they read the queue from the start, as before 0.2.0, and set no floor (others' floors stay right).",
         &claim_floors, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "pgjq.direct_claims", "Whether this session's leased claims update their jobs through the table access method.",
+        "Off: they run the claim's statement (FOR UPDATE SKIP LOCKED, then UPDATE), as before; the same jobs in the "
+        "same order.",
+        &direct_claims, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pgjq.naptime", "Longest time a pgjq maintenance worker sleeps between two passes.",
                             "Workers wake earlier for due jobs, expiring leases and pruning.", &maintenance_naptime_ms,
                             5000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);

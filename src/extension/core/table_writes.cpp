@@ -1,0 +1,111 @@
+// table_writes.cpp: the constraints and index entries of a row written through the table access method (see
+// table_writes.hpp), as ExecConstraints and ExecInsertIndexTuples apply them to a plain table.
+#include "core/table_writes.hpp"
+
+extern "C" {
+#include "catalog/index.h"
+#include "catalog/pg_am.h"
+#include "optimizer/optimizer.h"
+#include "utils/rel.h"
+}
+
+namespace pgjq {
+
+bool prepare_index(Relation index, prepared_index* into)
+{
+    if (index->rd_rel->relam != BTREE_AM_OID)
+        return false;
+    IndexInfo* info = BuildIndexInfo(index);
+    if (info->ii_Expressions != NIL || info->ii_ExclusionOps != nullptr ||
+        (index->rd_index->indisunique && !index->rd_index->indimmediate))
+        return false;
+    if (info->ii_Predicate != NIL)
+        info->ii_PredicateState = ExecInitQual(
+            reinterpret_cast<List*>(expression_planner(reinterpret_cast<Expr*>(info->ii_Predicate))), nullptr);
+    into->oid = RelationGetRelid(index);
+    into->info = info;
+    into->check = index->rd_index->indisunique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
+    return true;
+}
+
+ExprState* prepare_expression(Node* expression)
+{
+    return ExecInitExpr(expression_planner(reinterpret_cast<Expr*>(expression)), nullptr);
+}
+
+prepared_checks prepare_checks(Relation rel)
+{
+    const TupleConstr* constr = RelationGetDescr(rel)->constr;
+    prepared_checks p;
+    p.count = constr != nullptr ? constr->num_check : 0;
+    p.checks = static_cast<ExprState**>(palloc(sizeof(ExprState*) * (p.count + 1)));
+    p.names = static_cast<const char**>(palloc(sizeof(char*) * (p.count + 1)));
+    for (int i = 0; i < p.count; i++) {
+        p.checks[i] = prepare_expression(static_cast<Node*>(stringToNode(constr->check[i].ccbin)));
+        p.names[i] = pstrdup(constr->check[i].ccname);
+    }
+    return p;
+}
+
+void check_constraints(const prepared_checks& checks, Relation rel, TupleTableSlot* slot, ExprContext* econtext)
+{
+    TupleDesc desc = RelationGetDescr(rel);
+    if (desc->constr != nullptr && desc->constr->has_not_null) {
+        slot_getallattrs(slot);
+        for (int i = 0; i < desc->natts; i++) {
+            Form_pg_attribute attr = TupleDescAttr(desc, i);
+            if (attr->attnotnull && slot->tts_isnull[i])
+                ereport(ERROR,
+                        (errcode(ERRCODE_NOT_NULL_VIOLATION),
+                         errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+                                NameStr(attr->attname), RelationGetRelationName(rel)),
+                         errtablecol(rel, attr->attnum)));
+        }
+    }
+    econtext->ecxt_scantuple = slot;
+    for (int i = 0; i < checks.count; i++)
+        if (!ExecCheck(checks.checks[i], econtext))
+            ereport(ERROR,
+                    (errcode(ERRCODE_CHECK_VIOLATION),
+                     errmsg("new row for relation \"%s\" violates check constraint \"%s\"",
+                            RelationGetRelationName(rel), checks.names[i]),
+                     errtableconstraint(rel, checks.names[i])));
+}
+
+void insert_index_entries(const prepared_index* prepared, Relation* indexes, int count, Relation rel,
+                          TupleTableSlot* slot, ExprContext* econtext, bool unchanged)
+{
+    econtext->ecxt_scantuple = slot;
+    for (int i = 0; i < count; i++) {
+        IndexInfo* info = prepared[i].info;
+        if (!indexes[i]->rd_index->indisready)  // as of this call's lock, not of the state's build
+            continue;
+        if (info->ii_PredicateState != nullptr && !ExecQual(info->ii_PredicateState, econtext))
+            continue;
+        Datum values[INDEX_MAX_KEYS];
+        bool isnull[INDEX_MAX_KEYS];
+        FormIndexDatum(info, slot, nullptr, values, isnull);
+        index_insert(indexes[i], values, isnull, &slot->tts_tid, rel, prepared[i].check, unchanged, info);
+    }
+}
+
+TM_Result update_row(Relation rel, ItemPointer tid, TupleTableSlot* slot, CommandId cid, Snapshot snapshot, bool wait,
+                     TM_FailureData* failure, bool* insert_entries)
+{
+    LockTupleMode lock_mode;
+#if PG_VERSION_NUM >= 160000
+    TU_UpdateIndexes update_indexes;
+#else
+    bool update_indexes;
+#endif
+    TM_Result result =
+        table_tuple_update(rel, tid, slot, cid, snapshot, InvalidSnapshot, wait, failure, &lock_mode, &update_indexes);
+#if PG_VERSION_NUM >= 160000
+    *insert_entries = result == TM_Ok && update_indexes != TU_None;
+#else
+    *insert_entries = result == TM_Ok && update_indexes;
+#endif
+    return result;
+}
+
+}  // namespace pgjq

@@ -13,12 +13,12 @@
 extern "C" {
 #include "access/genam.h"
 #include "access/stratnum.h"
-#include "common/int.h"
 #include "catalog/index.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_trigger.h"
+#include "common/int.h"
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
@@ -266,8 +266,7 @@ bool text_equals(Datum value, const char* expected, size_t length)
 
 // What the statement's WHERE asks of a job (queue_name = $1 AND status = 'pending' AND run_at <= due, and
 // its type among those asked for), of the version in `job`.
-bool claimable(const prepared_claims* p, const direct_claim_request& r, TupleTableSlot* job, Datum* types,
-               int ntypes)
+bool claimable(const prepared_claims* p, const direct_claim_request& r, TupleTableSlot* job, Datum* types, int ntypes)
 {
     slot_getallattrs(job);
     const Datum* v = job->tts_values;
@@ -295,8 +294,7 @@ TimestampTz plus_interval(TimestampTz when, Datum interval)
     return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval, TimestampTzGetDatum(when), interval));
 }
 
-// What the claim's statement sets (claim.cpp's CLAIM_CURRENT), for the found version in `job`, into `claimed`.
-// Returns the new lease's end.
+// What every job of one claim gets.
 struct claim_values {
     Datum worker_id;
     TimestampTz now;
@@ -304,6 +302,8 @@ struct claim_values {
     TimestampTz queue_timeout_at;  // now() + the queue's job_timeout, when it has one
 };
 
+// What the claim's statement sets (claim.cpp's CLAIM_CURRENT), for the found version in `job`, into `claimed`.
+// Returns the new lease's end.
 TimestampTz form_claimed(const prepared_claims* p, const direct_claim_request& r, const claim_values& c,
                          TupleTableSlot* job, TupleTableSlot* claimed)
 {
@@ -357,9 +357,9 @@ void return_row(const prepared_claims* p, ReturnSetInfo* rsinfo, TupleTableSlot*
 
 // Updates the job in `job` (at `tid`) to claimed, following it through versions committed after `snapshot`
 // while they stay claimable. False when it is passed over.
-bool claim_one(Relation rel, Relation* indexes, const prepared_claims* p, const direct_claim_request& r, const claim_values& c,
-               Snapshot snapshot, CommandId cid, TupleTableSlot* job, TupleTableSlot* claimed, Datum* types,
-               int ntypes, TimestampTz* lease_end)
+bool claim_one(Relation rel, Relation* indexes, const prepared_claims* p, const direct_claim_request& r,
+               const claim_values& c, Snapshot snapshot, CommandId cid, TupleTableSlot* job, TupleTableSlot* claimed,
+               Datum* types, int ntypes, TimestampTz* lease_end)
 {
     ItemPointerData tid = job->tts_tid;
     for (int hop = 0;; hop++) {
@@ -432,8 +432,8 @@ int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job
     const CommandId cid = GetCurrentCommandId(true);
     Relation claim_index = indexes[p->claim_index];
     ScanKeyData keys[3];
-    ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid, claim_index->rd_indcollation[0],
-                           F_TEXTEQ, CStringGetTextDatum(r.queue_name));
+    ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid, claim_index->rd_indcollation[0], F_TEXTEQ,
+                           CStringGetTextDatum(r.queue_name));
     ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid, InvalidOid, F_INT4EQ,
                            Int32GetDatum(r.floor.priority));
     ScanKeyEntryInitialize(&keys[2], 0, 3, BTGreaterEqualStrategyNumber, InvalidOid, InvalidOid, F_INT8GE,

@@ -22,13 +22,13 @@ struct direct_claim_request {
     const char* queue_name;
     int32 batch;
     const char* worker_id;
-    Datum lease;  // interval
+    Datum lease;           // interval
     ArrayType* job_types;  // nullptr: any type
     Oid role;
     bool has_job_timeout;
-    Datum job_timeout;  // interval: the queue's, for jobs without their own
+    Datum job_timeout;   // interval: the queue's, for jobs without their own
     TimestampTz due_by;  // run_at <= due_by
-    bool from_floor;  // only the floor's priority, from its id on
+    bool from_floor;     // only the floor's priority, from its id on
     job_key floor;
 };
 

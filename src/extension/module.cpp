@@ -4,6 +4,7 @@
 #include "core/claim_floor.hpp"
 #include "core/claim_index_plan.hpp"
 #include "core/depth.hpp"
+#include "core/direct_archive.hpp"
 #include "core/direct_claim.hpp"
 #include "core/latency.hpp"
 #include "core/privileges.hpp"
@@ -64,6 +65,7 @@ void _PG_init(void)
     pgjq::register_privileges_callback();
     pgjq::register_row_insert_callbacks();
     pgjq::register_direct_claim_callbacks();
+    pgjq::register_direct_archive_callbacks();
     pgjq::register_database_commands_hook();
     if (!process_shared_preload_libraries_in_progress || IsBinaryUpgrade)
         return;

@@ -157,16 +157,6 @@ bool is_claim_index(Relation index, const AttrNumber at[k_claim_columns])
         (index->rd_indoption[1] & INDOPTION_DESC) != 0 && (index->rd_indoption[2] & INDOPTION_DESC) == 0;
 }
 
-Datum enum_value(Oid type, const char* label)
-{
-    HeapTuple tuple = SearchSysCache2(ENUMTYPOIDNAME, ObjectIdGetDatum(type), CStringGetDatum(label));
-    if (!HeapTupleIsValid(tuple))
-        return (Datum) 0;
-    Oid value = reinterpret_cast<Form_pg_enum>(GETSTRUCT(tuple))->oid;
-    ReleaseSysCache(tuple);
-    return ObjectIdGetDatum(value);
-}
-
 prepared_claims* prepare_claims(Relation rel, Relation* indexes, int nindexes)
 {
     prepared_claims* p = static_cast<prepared_claims*>(palloc0(sizeof(prepared_claims)));
@@ -179,8 +169,8 @@ prepared_claims* prepare_claims(Relation rel, Relation* indexes, int nindexes)
         !(desc->constr != nullptr && desc->constr->has_generated_stored) && columns_known(desc, p->at, &status_type);
     if (!p->direct)
         return p;
-    p->pending = enum_value(status_type, "pending");
-    p->claimed = enum_value(status_type, "claimed");
+    p->pending = enum_label_value(status_type, "pending");
+    p->claimed = enum_label_value(status_type, "claimed");
     p->claim_index = -1;
     p->nindexes = nindexes;
     p->indexes = static_cast<prepared_index*>(palloc(sizeof(prepared_index) * (nindexes + 1)));
@@ -256,12 +246,6 @@ prepared_claims* prepared_for(Relation rel, Relation* indexes, List* index_oids)
     MemoryContextSetParent(building, CacheMemoryContext);
     s_prepared = built;
     return built;
-}
-
-bool text_equals(Datum value, const char* expected, size_t length)
-{
-    text* t = DatumGetTextPP(value);
-    return VARSIZE_ANY_EXHDR(t) == length && memcmp(VARDATA_ANY(t), expected, length) == 0;
 }
 
 // What the statement's WHERE asks of a job (queue_name = $1 AND status = 'pending' AND run_at <= due, and

@@ -1,10 +1,12 @@
-// lifecycle.cpp: archive_jobs, completing held jobs and the job-id array helpers (see lifecycle.hpp). One
-// statement moves the jobs, records them as finished and updates the depth counters, so a batch costs
-// one round of executor work whatever its size.
+// lifecycle.cpp: archive_jobs, completing held jobs and the job-id array helpers (see lifecycle.hpp). The
+// jobs move through the table access method (core/direct_archive.hpp) where they can; else one statement
+// moves them, records them as finished and updates the depth counters, so a batch costs one round of
+// executor work whatever its size. Either way, what moved is then settled here.
 #include "core/lifecycle.hpp"
 
 #include "core/catalog.hpp"
 #include "core/depth.hpp"
+#include "core/direct_archive.hpp"
 #include "core/job_columns.hpp"
 #include "core/latency.hpp"
 #include "core/limits.hpp"
@@ -177,65 +179,75 @@ static void count_moved_by_queue(Datum one_queue, bool several, Datum every_queu
     }
 }
 
-uint64 archive_jobs(const archive_request& r, Datum* moved)
+// What archive_jobs' statement moved (its one row), as archive_directly reports it.
+static archived_jobs statement_moved(bool discarding)
 {
-    const bool writes_depth = depth_untouched();
-    Datum values[9] = {r.ids,
-                       r.holder ? CStringGetTextDatum(r.holder) : (Datum) 0,
-                       CStringGetTextDatum(r.status),
-                       r.result ? JsonbPGetDatum(r.result) : (Datum) 0,
-                       r.last_error ? CStringGetTextDatum(r.last_error) : (Datum) 0,
-                       r.claimed_here_by ? CStringGetTextDatum(r.claimed_here_by) : (Datum) 0,
-                       (Datum) 0,
-                       ObjectIdGetDatum(r.role),
-                       Int16GetDatum(depth_slot())};
-    char nulls[9] = {' ',
-                     r.holder ? ' ' : 'n',
-                     ' ',
-                     r.result ? ' ' : 'n',
-                     r.last_error ? ' ' : 'n',
-                     r.claimed_here_by ? ' ' : 'n',
-                     'n',
-                     OidIsValid(r.role) ? ' ' : 'n',
-                     ' '};
-    bool legacy = current_installation().version < k_version_0_2;
-    ArrayType* discarding = strcmp(r.status, "completed") == 0 ? queues_not_keeping_completed() : nullptr;
-    if (discarding) {
-        values[6] = PointerGetDatum(discarding);
-        nulls[6] = ' ';
-        run_plan(saved_plan(&s_archive_some_discarded[writes_depth], legacy), values, nulls);
-    } else {
-        run_plan(saved_plan(&s_archive[writes_depth], legacy), values, nulls);
-    }
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
-    bool isnull;
-    int64 count = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+    archived_jobs a;
+    bool isnull, one_queue;
+    a.count = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+    a.moved = SPI_getbinval(row, desc, 2, &isnull);
+    a.queue = SPI_getbinval(row, desc, 3, &a.none_moved);
+    a.every_queue = SPI_getbinval(row, desc, 4, &one_queue);
+    a.several_queues = !one_queue;
+    a.group_queues = SPI_getbinval(row, desc, 5, &a.no_groups);
+    a.group_keys = SPI_getbinval(row, desc, 6, &isnull);
+    a.waits = SPI_getbinval(row, desc, 7, &a.no_times);
+    a.runs = SPI_getbinval(row, desc, 8, &isnull);
+    a.none_discarded = true;
+    a.discarded_ids = discarding ? SPI_getbinval(row, desc, 9, &a.none_discarded) : (Datum) 0;
+    a.discarded_queues = discarding ? SPI_getbinval(row, desc, 10, &isnull) : (Datum) 0;
+    return a;
+}
+
+uint64 archive_jobs(const archive_request& r, Datum* moved)
+{
+    bool legacy = current_installation().version < k_version_0_2;
+    ArrayType* discarding = strcmp(r.status, "completed") == 0 ? queues_not_keeping_completed() : nullptr;
+    archived_jobs a;
+    bool writes_depth = false;
+    if (legacy || !archive_directly(r, discarding, &a)) {
+        writes_depth = depth_untouched();
+        Datum values[9] = {r.ids,
+                           r.holder ? CStringGetTextDatum(r.holder) : (Datum) 0,
+                           CStringGetTextDatum(r.status),
+                           r.result ? JsonbPGetDatum(r.result) : (Datum) 0,
+                           r.last_error ? CStringGetTextDatum(r.last_error) : (Datum) 0,
+                           r.claimed_here_by ? CStringGetTextDatum(r.claimed_here_by) : (Datum) 0,
+                           discarding ? PointerGetDatum(discarding) : (Datum) 0,
+                           ObjectIdGetDatum(r.role),
+                           Int16GetDatum(depth_slot())};
+        char nulls[9] = {' ',
+                         r.holder ? ' ' : 'n',
+                         ' ',
+                         r.result ? ' ' : 'n',
+                         r.last_error ? ' ' : 'n',
+                         r.claimed_here_by ? ' ' : 'n',
+                         discarding ? ' ' : 'n',
+                         OidIsValid(r.role) ? ' ' : 'n',
+                         ' '};
+        versioned_plan* plans = discarding ? s_archive_some_discarded : s_archive;
+        run_plan(saved_plan(&plans[writes_depth], legacy), values, nulls);
+        a = statement_moved(discarding != nullptr);
+    }
     if (moved)
-        *moved = SPI_getbinval(row, desc, 2, &isnull);
-    bool none_discarded = true;
-    Datum discarded_ids = discarding ? SPI_getbinval(row, desc, 9, &none_discarded) : (Datum) 0;
-    if (!none_discarded)
-        announce_discarded(DatumGetArrayTypeP(discarded_ids), DatumGetArrayTypeP(SPI_getbinval(row, desc, 10, &isnull)),
-                           r.status);
+        *moved = a.moved;
+    if (!a.none_discarded)
+        announce_discarded(DatumGetArrayTypeP(a.discarded_ids), DatumGetArrayTypeP(a.discarded_queues), r.status);
     // The groups the jobs left, and the jobs that may have dependents: settled at commit.
-    bool no_groups;
-    Datum group_queues = SPI_getbinval(row, desc, 5, &no_groups);
-    if (!no_groups)
-        note_groups_left(DatumGetArrayTypeP(group_queues), DatumGetArrayTypeP(SPI_getbinval(row, desc, 6, &isnull)));
-    if (count > 0 && !legacy && dependencies_in_use())
-        note_finished(SPI_getbinval(row, desc, 2, &isnull));
-    bool none_moved, one_queue, no_times;
-    Datum queue = SPI_getbinval(row, desc, 3, &none_moved);
-    Datum every_queue = SPI_getbinval(row, desc, 4, &one_queue);
-    Datum waits = SPI_getbinval(row, desc, 7, &no_times);
-    if (!none_moved && !no_times)
-        note_latencies(queue, one_queue ? nullptr : DatumGetArrayTypeP(every_queue), DatumGetArrayTypeP(waits),
-                       DatumGetArrayTypeP(SPI_getbinval(row, desc, 8, &isnull)));
-    // Last: it may run a statement of its own (the row stays valid until SPI_finish).
-    if (!none_moved)
-        count_moved_by_queue(queue, !one_queue, every_queue, count, legacy ? nullptr : r.status, writes_depth);
-    return static_cast<uint64>(count);
+    if (!a.no_groups)
+        note_groups_left(DatumGetArrayTypeP(a.group_queues), DatumGetArrayTypeP(a.group_keys));
+    if (a.count > 0 && !legacy && dependencies_in_use())
+        note_finished(a.moved);
+    if (!a.none_moved && !a.no_times)
+        note_latencies(a.queue, a.several_queues ? DatumGetArrayTypeP(a.every_queue) : nullptr,
+                       DatumGetArrayTypeP(a.waits), DatumGetArrayTypeP(a.runs));
+    // Last: it may run a statement of its own (the statement's row stays valid until SPI_finish).
+    if (!a.none_moved)
+        count_moved_by_queue(a.queue, a.several_queues, a.every_queue, a.count, legacy ? nullptr : r.status,
+                             writes_depth);
+    return static_cast<uint64>(a.count);
 }
 
 Datum single_id_array(int64 id)

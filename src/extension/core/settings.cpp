@@ -11,6 +11,7 @@ int forced_depth_slot = -1;
 bool synchronous_worker_commit = false;
 bool claim_floors = true;
 bool direct_claims = true;
+bool direct_completions = true;
 int maintenance_naptime_ms = 5000;
 int launcher_naptime_s = 30;
 int prune_interval_s = 60;
@@ -63,6 +64,13 @@ void define_settings()
         "Off: they run the claim's statement (FOR UPDATE SKIP LOCKED, then UPDATE), as before; the same jobs in the "
         "same order.",
         &direct_claims, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "pgjq.direct_completions",
+        "Whether this session's completions, final failures and cancellations move their jobs through the table "
+        "access method.",
+        "Off: they run the statement (DELETE from live_jobs, INSERT into finished_jobs), as before; the same history "
+        "rows and notices.",
+        &direct_completions, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pgjq.naptime", "Longest time a pgjq maintenance worker sleeps between two passes.",
                             "Workers wake earlier for due jobs, expiring leases and pruning.", &maintenance_naptime_ms,
                             5000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);

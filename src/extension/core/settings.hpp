@@ -13,6 +13,7 @@ extern int forced_depth_slot;           // pgjq.depth_slot: the counter slot thi
 extern bool synchronous_worker_commit;  // pgjq.synchronous_worker_commit: worker calls wait for their WAL flush
 extern bool claim_floors;               // pgjq.claim_floors: leased claims start from their queue's claim floor
 extern bool direct_claims;              // pgjq.direct_claims: leased claims through the table access method
+extern bool direct_completions;         // pgjq.direct_completions: jobs finished through the table access method
 
 // The maintenance worker and its launcher (all reloadable)
 extern int maintenance_naptime_ms;   // pgjq.naptime: longest sleep of a database's maintenance worker

@@ -3,17 +3,21 @@
 #include "core/table_writes.hpp"
 
 extern "C" {
+#include "access/genam.h"
 #include "catalog/index.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_enum.h"
 #include "optimizer/optimizer.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 }
 
 namespace pgjq {
 
-bool prepare_index(Relation index, prepared_index* into)
+bool prepare_index(Relation index, prepared_index* into, bool brin)
 {
-    if (index->rd_rel->relam != BTREE_AM_OID)
+    const bool is_brin = index->rd_rel->relam == BRIN_AM_OID;
+    if (index->rd_rel->relam != BTREE_AM_OID && !(brin && is_brin))
         return false;
     IndexInfo* info = BuildIndexInfo(index);
     if (info->ii_Expressions != NIL || info->ii_ExclusionOps != nullptr ||
@@ -25,7 +29,28 @@ bool prepare_index(Relation index, prepared_index* into)
     into->oid = RelationGetRelid(index);
     into->info = info;
     into->check = index->rd_index->indisunique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
+    into->state_per_call = is_brin;
     return true;
+}
+
+void begin_index_writes(const prepared_index* prepared, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (prepared[i].state_per_call) {
+            prepared[i].info->ii_AmCache = nullptr;
+            prepared[i].info->ii_Context = CurrentMemoryContext;
+        }
+}
+
+void end_index_writes(const prepared_index* prepared, Relation* indexes, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (prepared[i].state_per_call) {
+#if PG_VERSION_NUM >= 170000
+            index_insert_cleanup(indexes[i], prepared[i].info);
+#endif
+            prepared[i].info->ii_AmCache = nullptr;
+        }
 }
 
 ExprState* prepare_expression(Node* expression)
@@ -106,6 +131,22 @@ TM_Result update_row(Relation rel, ItemPointer tid, TupleTableSlot* slot, Comman
     *insert_entries = result == TM_Ok && update_indexes;
 #endif
     return result;
+}
+
+Datum enum_label_value(Oid type, const char* label)
+{
+    HeapTuple tuple = SearchSysCache2(ENUMTYPOIDNAME, ObjectIdGetDatum(type), CStringGetDatum(label));
+    if (!HeapTupleIsValid(tuple))
+        return (Datum) 0;
+    Oid value = reinterpret_cast<Form_pg_enum>(GETSTRUCT(tuple))->oid;
+    ReleaseSysCache(tuple);
+    return ObjectIdGetDatum(value);
+}
+
+bool text_equals(Datum value, const char* expected, size_t length)
+{
+    text* t = DatumGetTextPP(value);
+    return VARSIZE_ANY_EXHDR(t) == length && memcmp(VARDATA_ANY(t), expected, length) == 0;
 }
 
 }  // namespace pgjq

@@ -1,7 +1,7 @@
 // table_writes.hpp: what an INSERT or UPDATE statement applies to a row of a plain table besides writing it,
 // prepared once and applied by code that writes through the table access method: the NOT NULL and CHECK
 // constraints, and an entry in each b-tree index whose predicate the row meets. row_insert.cpp (a
-// single-job enqueue) and direct_claim.cpp (a leased claim) use them; each keeps what it prepared until an
+// single-job enqueue), direct_claim.cpp (a leased claim) and direct_archive.cpp (jobs finishing) use them; each keeps what it prepared until an
 // invalidation says the table changed.
 #pragma once
 
@@ -13,12 +13,20 @@ struct prepared_index {
     Oid oid;
     IndexInfo* info;  // ii_PredicateState prepared
     IndexUniqueCheck check;
+    bool state_per_call;  // its access method keeps state in the IndexInfo (see begin_index_writes)
 };
 
 // A b-tree's entry as ExecInsertIndexTuples makes it, or false when that needs its executor state (an
-// expression to compute, an exclusion or deferred check) or another access method (GIN, GiST and BRIN keep
-// state of the index's relcache entry in the IndexInfo, which outlives it here).
-bool prepare_index(Relation index, prepared_index* into);
+// expression to compute, an exclusion or deferred check) or another access method. With `brin`, a BRIN
+// index too: BRIN keeps a descriptor built from the index's relcache entry in the IndexInfo, which outlives
+// that entry here, so a caller that allows it brackets each call's inserts with begin_index_writes and
+// end_index_writes, as an executor's lifetime brackets them.
+bool prepare_index(Relation index, prepared_index* into, bool brin = false);
+
+// What the access methods keep in the IndexInfos of `prepared` is built afresh in the current memory context
+// (begin), and let go (end).
+void begin_index_writes(const prepared_index* prepared, int count);
+void end_index_writes(const prepared_index* prepared, Relation* indexes, int count);
 
 // An expression prepared with no plan state, as ExecPrepareExpr prepares it.
 ExprState* prepare_expression(Node* expression);
@@ -46,5 +54,11 @@ void insert_index_entries(const prepared_index* prepared, Relation* indexes, int
 // *insert_entries: the new version needs index entries (it is not heap-only).
 TM_Result update_row(Relation rel, ItemPointer tid, TupleTableSlot* slot, CommandId cid, Snapshot snapshot, bool wait,
                      TM_FailureData* failure, bool* insert_entries);
+
+// The value of an enum type's label, or 0 when the type has no such label.
+Datum enum_label_value(Oid type, const char* label);
+
+// Whether a text Datum holds exactly the `length` bytes of `expected`.
+bool text_equals(Datum value, const char* expected, size_t length);
 
 }  // namespace pgjq

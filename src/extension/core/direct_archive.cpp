@@ -21,6 +21,7 @@ extern "C" {
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
@@ -102,7 +103,8 @@ const char* const k_final_labels[k_final_statuses] = {"completed", "failed", "ca
 struct prepared_archive {
     MemoryContext context;
     Oid live_relid, finished_relid, primary_key;
-    bool direct;  // false: the statement runs
+    bool direct;     // false: the statement runs
+    bool announces;  // finished_jobs has its notify_job_finished trigger
     AttrNumber at[k_live_columns];
     Datum pending, claimed, running;  // pgjq.job_status values
     Datum final_values[k_final_statuses];
@@ -175,10 +177,12 @@ bool is_finished_trigger_function(Oid function, Oid schema)
     return known;
 }
 
-// The only trigger an INSERT into finished_jobs fires is pgjq's notify_job_finished, before each row.
-bool insert_triggers_known(Relation finished)
+// The only trigger an INSERT into finished_jobs fires is pgjq's notify_job_finished, before each row, enabled
+// (*announces) or absent. (A session in replica mode gets the statement: see archive_directly.)
+bool insert_triggers_known(Relation finished, bool* announces)
 {
     const TriggerDesc* t = finished->trigdesc;
+    *announces = false;
     if (t == nullptr)
         return true;
     if (t->trig_insert_instead_row || t->trig_insert_after_row || t->trig_insert_before_statement ||
@@ -189,9 +193,11 @@ bool insert_triggers_known(Relation finished)
         if (!TRIGGER_FOR_INSERT(trigger.tgtype))
             continue;
         if (strcmp(trigger.tgname, k_finished_trigger) != 0 || trigger.tgqual != nullptr || trigger.tgnargs != 0 ||
-            !TRIGGER_FOR_ROW(trigger.tgtype) || !TRIGGER_FOR_BEFORE(trigger.tgtype) || !trigger.tgenabled ||
+            !TRIGGER_FOR_ROW(trigger.tgtype) || !TRIGGER_FOR_BEFORE(trigger.tgtype) ||
+            (trigger.tgenabled != TRIGGER_FIRES_ON_ORIGIN && trigger.tgenabled != TRIGGER_FIRES_ALWAYS) ||
             !is_finished_trigger_function(trigger.tgfoid, RelationGetNamespace(finished)))
             return false;
+        *announces = true;
     }
     return true;
 }
@@ -265,8 +271,8 @@ prepared_archive* prepare_archive(Relation live, Relation primary_key, Relation 
     p->primary_key = RelationGetRelid(primary_key);
     Oid status_type;
     p->direct = plain_table(live) && plain_table(finished) && no_delete_triggers(live->trigdesc) &&
-        insert_triggers_known(finished) && live_columns_known(RelationGetDescr(live), p->at, &status_type) &&
-        is_primary_key(primary_key, p->at[l_id]) &&
+        insert_triggers_known(finished, &p->announces) &&
+        live_columns_known(RelationGetDescr(live), p->at, &status_type) && is_primary_key(primary_key, p->at[l_id]) &&
         map_history(p, RelationGetDescr(live), RelationGetDescr(finished), status_type);
     if (!p->direct)
         return p;
@@ -594,7 +600,8 @@ namespace pgjq {
 bool archive_directly(const archive_request& r, ArrayType* discarding, archived_jobs* out)
 {
     if (!direct_completions || r.claimed_here_by != nullptr || (r.holder != nullptr && !OidIsValid(r.role)) ||
-        XactReadOnly || IsInParallelMode() || IsolationUsesXactSnapshot())
+        XactReadOnly || IsInParallelMode() || IsolationUsesXactSnapshot() ||
+        SessionReplicationRole != SESSION_REPLICATION_ROLE_ORIGIN)
         return false;
     const Oid live_relid = pgjq_relation("live_jobs"), finished_relid = pgjq_relation("finished_jobs");
     if (!OidIsValid(live_relid) || !OidIsValid(finished_relid))
@@ -670,9 +677,11 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
         const bool kept = a.status != completed || !among(queue, discarding_names, ndiscarding);
         if (kept) {
             form_history(p, a, job, row);
-            char* queue_name = TextDatumGetCString(queue);
-            announce_finished(ids[i], queue_name, r.status);
-            pfree(queue_name);
+            if (p->announces) {
+                char* queue_name = TextDatumGetCString(queue);
+                announce_finished(ids[i], queue_name, r.status);
+                pfree(queue_name);
+            }
             check_constraints(p->checks, finished, row, p->econtext);
             table_tuple_insert(finished, row, cid, 0, nullptr);
             insert_index_entries(p->indexes, indexes, nindexes, finished, row, p->econtext, false);

@@ -8,6 +8,7 @@
 #include "core/direct_archive.hpp"
 
 #include "core/catalog.hpp"
+#include "core/prepared_cache.hpp"
 #include "core/settings.hpp"
 #include "core/table_writes.hpp"
 #include "maintenance/notification_relay.hpp"
@@ -100,9 +101,8 @@ constexpr int k_max_hops = 8;
 enum final_status { completed, failed, cancelled, k_final_statuses };
 const char* const k_final_labels[k_final_statuses] = {"completed", "failed", "cancelled"};
 
+// What a direct archive keeps of live_jobs, its primary key and finished_jobs (s_cache).
 struct prepared_archive {
-    MemoryContext context;
-    Oid live_relid, finished_relid, primary_key;
     bool direct;     // false: the statement runs
     bool announces;  // finished_jobs has its notify_job_finished trigger
     AttrNumber at[k_live_columns];
@@ -116,29 +116,7 @@ struct prepared_archive {
     ExprContext* econtext;  // standalone; its per-tuple memory holds a row's CHECK tests
 };
 
-prepared_archive* s_prepared = nullptr;
-Oid s_watched[2] = {InvalidOid, InvalidOid};
-bool s_stale = false;
-
-void forget_relation(Datum, Oid relid)
-{
-    if (relid == InvalidOid || relid == s_watched[0] || relid == s_watched[1]) {
-        s_stale = true;
-        return;
-    }
-    if (s_prepared == nullptr || !s_prepared->direct)
-        return;
-    if (relid == s_prepared->primary_key)
-        s_stale = true;
-    for (int i = 0; i < s_prepared->nindexes; i++)
-        if (s_prepared->indexes[i].oid == relid)
-            s_stale = true;
-}
-
-void forget_all(Datum, int, uint32)
-{
-    s_stale = true;
-}
+prepared_cache s_cache = {"pgjq direct archive"};
 
 bool plain_table(Relation rel)
 {
@@ -265,10 +243,6 @@ prepared_archive* prepare_archive(Relation live, Relation primary_key, Relation 
                                   int nindexes)
 {
     prepared_archive* p = static_cast<prepared_archive*>(palloc0(sizeof(prepared_archive)));
-    p->context = CurrentMemoryContext;
-    p->live_relid = RelationGetRelid(live);
-    p->finished_relid = RelationGetRelid(finished);
-    p->primary_key = RelationGetRelid(primary_key);
     Oid status_type;
     p->direct = plain_table(live) && plain_table(finished) && no_delete_triggers(live->trigdesc) &&
         insert_triggers_known(finished, &p->announces) &&
@@ -294,36 +268,6 @@ prepared_archive* prepare_archive(Relation live, Relation primary_key, Relation 
     p->checks = prepare_checks(finished);
     p->econtext = CreateStandaloneExprContext();
     return p;
-}
-
-// As direct_claim.cpp keeps its state: built in the transaction's memory so that an error leaves nothing
-// behind, kept in the cache's once complete; the state it replaces goes to the transaction's memory.
-prepared_archive* prepared_for(Relation live, Relation primary_key, Relation finished, Relation* indexes,
-                               List* index_oids)
-{
-    bool fresh = s_prepared != nullptr && !s_stale && s_prepared->live_relid == RelationGetRelid(live) &&
-        s_prepared->finished_relid == RelationGetRelid(finished) &&
-        s_prepared->primary_key == RelationGetRelid(primary_key);
-    if (fresh && s_prepared->direct) {
-        fresh = s_prepared->nindexes == list_length(index_oids);
-        for (int i = 0; fresh && i < s_prepared->nindexes; i++)
-            fresh = s_prepared->indexes[i].oid == list_nth_oid(index_oids, i);
-    }
-    if (fresh)
-        return s_prepared;
-    if (s_prepared != nullptr)
-        MemoryContextSetParent(s_prepared->context, TopTransactionContext);
-    s_prepared = nullptr;
-    s_watched[0] = RelationGetRelid(live);
-    s_watched[1] = RelationGetRelid(finished);
-    s_stale = false;
-    MemoryContext building = AllocSetContextCreate(TopTransactionContext, "pgjq direct archive", ALLOCSET_SMALL_SIZES);
-    MemoryContext caller = MemoryContextSwitchTo(building);
-    prepared_archive* built = prepare_archive(live, primary_key, finished, indexes, list_length(index_oids));
-    MemoryContextSwitchTo(caller);
-    MemoryContextSetParent(building, CacheMemoryContext);
-    s_prepared = built;
-    return built;
 }
 
 // What every job of one call gets.
@@ -619,15 +563,14 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
     }
     // Every lock first: taking one accepts the invalidations that mark the prepared state stale.
     Relation primary_key = index_open(primary_key_oid, RowExclusiveLock);
-    List* index_oids = RelationGetIndexList(finished);
+    List* index_oids;
+    Relation* indexes = open_indexes(finished, &index_oids);
     const int nindexes = list_length(index_oids);
-    Relation* indexes = static_cast<Relation*>(palloc(sizeof(Relation) * (nindexes + 1)));
-    for (int i = 0; i < nindexes; i++)
-        indexes[i] = index_open(list_nth_oid(index_oids, i), RowExclusiveLock);
-    prepared_archive* p = prepared_for(live, primary_key, finished, indexes, index_oids);
+    const Oid relations[3] = {live_relid, finished_relid, primary_key_oid};
+    auto build = [&]() { return prepare_archive(live, primary_key, finished, indexes, nindexes); };
+    prepared_archive* p = cached_state<prepared_archive>(&s_cache, relations, 3, index_oids, nullptr, build);
     auto close_all = [&]() {
-        for (int i = 0; i < nindexes; i++)
-            index_close(indexes[i], NoLock);
+        close_indexes(indexes, nindexes);
         index_close(primary_key, NoLock);
         table_close(finished, NoLock);
         table_close(live, NoLock);
@@ -703,9 +646,7 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
 
 void register_direct_archive_callbacks()
 {
-    CacheRegisterRelcacheCallback(forget_relation, (Datum) 0);
-    CacheRegisterSyscacheCallback(PROCOID, forget_all, (Datum) 0);
-    CacheRegisterSyscacheCallback(TYPEOID, forget_all, (Datum) 0);
+    watch_prepared_cache(&s_cache);
 }
 
 }  // namespace pgjq

@@ -8,6 +8,7 @@
 #include "core/direct_claim.hpp"
 
 #include "core/catalog.hpp"
+#include "core/prepared_cache.hpp"
 #include "core/table_writes.hpp"
 
 extern "C" {
@@ -73,10 +74,10 @@ const char* const k_requeue_triggers[] = {"notify_new_job_on_requeue", "wake_mai
 // How many newer versions a job committed meanwhile is followed through.
 constexpr int k_max_hops = 8;
 
+// What a direct claim keeps of live_jobs (s_cache).
 struct prepared_claims {
-    MemoryContext context;
-    Oid relid;
-    bool direct;  // false: the statement runs
+    MemoryContext context;  // the state's own
+    bool direct;            // false: the statement runs
     AttrNumber at[k_claim_columns];
     Datum pending, claimed;  // pgjq.job_status values
     int claim_index;         // in `indexes`
@@ -90,25 +91,7 @@ struct prepared_claims {
     AttrNumber* view_from;
 };
 
-prepared_claims* s_prepared = nullptr;
-Oid s_watched = InvalidOid;
-bool s_stale = false;
-
-void forget_relation(Datum, Oid relid)
-{
-    if (relid == InvalidOid || relid == s_watched) {
-        s_stale = true;
-        return;
-    }
-    for (int i = 0; s_prepared != nullptr && s_prepared->direct && i < s_prepared->nindexes; i++)
-        if (s_prepared->indexes[i].oid == relid)
-            s_stale = true;
-}
-
-void forget_all(Datum, int, uint32)
-{
-    s_stale = true;
-}
+prepared_cache s_cache = {"pgjq direct claim"};
 
 bool update_triggers_known(const TriggerDesc* t)
 {
@@ -161,7 +144,6 @@ prepared_claims* prepare_claims(Relation rel, Relation* indexes, int nindexes)
 {
     prepared_claims* p = static_cast<prepared_claims*>(palloc0(sizeof(prepared_claims)));
     p->context = CurrentMemoryContext;
-    p->relid = RelationGetRelid(rel);
     TupleDesc desc = RelationGetDescr(rel);
     Oid status_type;
     p->direct = rel->rd_rel->relkind == RELKIND_RELATION && rel->rd_rel->relam == HEAP_TABLE_AM_OID &&
@@ -220,32 +202,6 @@ bool map_view(prepared_claims* p, TupleDesc desc, TupleDesc view)
     }
     p->view_natts = view->natts;
     return true;
-}
-
-// As row_insert.cpp keeps its state: built in the transaction's memory so that an error leaves nothing
-// behind, kept in the cache's once complete; the state it replaces goes to the transaction's memory.
-prepared_claims* prepared_for(Relation rel, Relation* indexes, List* index_oids)
-{
-    bool fresh = s_prepared != nullptr && !s_stale && s_prepared->relid == RelationGetRelid(rel);
-    if (fresh && s_prepared->direct) {
-        fresh = s_prepared->nindexes == list_length(index_oids);
-        for (int i = 0; fresh && i < s_prepared->nindexes; i++)
-            fresh = s_prepared->indexes[i].oid == list_nth_oid(index_oids, i);
-    }
-    if (fresh)
-        return s_prepared;
-    if (s_prepared != nullptr)
-        MemoryContextSetParent(s_prepared->context, TopTransactionContext);
-    s_prepared = nullptr;
-    s_watched = RelationGetRelid(rel);
-    s_stale = false;
-    MemoryContext building = AllocSetContextCreate(TopTransactionContext, "pgjq direct claim", ALLOCSET_SMALL_SIZES);
-    MemoryContext caller = MemoryContextSwitchTo(building);
-    prepared_claims* built = prepare_claims(rel, indexes, list_length(index_oids));
-    MemoryContextSwitchTo(caller);
-    MemoryContextSetParent(building, CacheMemoryContext);
-    s_prepared = built;
-    return built;
 }
 
 // What the statement's WHERE asks of a job (queue_name = $1 AND status = 'pending' AND run_at <= due, and
@@ -384,16 +340,14 @@ int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job
         return -1;
     }
     // Every lock first: taking one accepts the invalidations that mark the prepared state stale.
-    List* index_oids = RelationGetIndexList(rel);
+    List* index_oids;
+    Relation* indexes = open_indexes(rel, &index_oids);
     const int nindexes = list_length(index_oids);
-    Relation* indexes = static_cast<Relation*>(palloc(sizeof(Relation) * (nindexes + 1)));
-    for (int i = 0; i < nindexes; i++)
-        indexes[i] = index_open(list_nth_oid(index_oids, i), RowExclusiveLock);
-    prepared_claims* p = prepared_for(rel, indexes, index_oids);
+    auto build = [&]() { return prepare_claims(rel, indexes, nindexes); };
+    prepared_claims* p = cached_state<prepared_claims>(&s_cache, &relid, 1, index_oids, nullptr, build);
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     if (!p->direct || rsinfo->setDesc->natts > 64 || !map_view(p, RelationGetDescr(rel), rsinfo->setDesc)) {
-        for (int i = 0; i < nindexes; i++)
-            index_close(indexes[i], NoLock);
+        close_indexes(indexes, nindexes);
         table_close(rel, NoLock);
         return -1;
     }
@@ -452,8 +406,7 @@ int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job
     ExecDropSingleTupleTableSlot(claimed);
     ExecDropSingleTupleTableSlot(job);
     UnregisterSnapshot(snapshot);
-    for (int i = 0; i < nindexes; i++)
-        index_close(indexes[i], NoLock);
+    close_indexes(indexes, nindexes);
     table_close(rel, NoLock);
     CommandCounterIncrement();
     return taken;
@@ -461,9 +414,7 @@ int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job
 
 void register_direct_claim_callbacks()
 {
-    CacheRegisterRelcacheCallback(forget_relation, (Datum) 0);
-    CacheRegisterSyscacheCallback(PROCOID, forget_all, (Datum) 0);
-    CacheRegisterSyscacheCallback(TYPEOID, forget_all, (Datum) 0);
+    watch_prepared_cache(&s_cache);
 }
 
 }  // namespace pgjq

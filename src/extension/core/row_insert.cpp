@@ -11,6 +11,7 @@
 // closed by the transaction's resource owner if one of them does.
 #include "core/row_insert.hpp"
 
+#include "core/prepared_cache.hpp"
 #include "core/table_writes.hpp"
 
 extern "C" {
@@ -26,11 +27,8 @@ namespace {
 
 using namespace pgjq;
 
-// What insert_row keeps of one table, for one row shape. Everything lives in `context`.
+// What insert_row keeps of one table, for one row shape (s_cache).
 struct prepared_table {
-    MemoryContext context;
-    Oid relid;
-    const row_shape* shape;
     bool direct;  // false: the table has something only the statement applies
     TupleDesc desc;
     int* given_as;  // per attribute: the shape column that gives it, or -1
@@ -42,9 +40,7 @@ struct prepared_table {
     ExprContext* econtext;  // standalone; its per-tuple memory holds a call's defaults
 };
 
-prepared_table* s_table = nullptr;
-Oid s_watched = InvalidOid;  // the table of s_table, or of the state being built
-bool s_stale = false;
+prepared_cache s_cache = {"pgjq row insert"};
 // The transaction in which a call is using the state: a call nested in it (a default or a constraint
 // that enqueues) must not reset the evaluation the outer call is in the middle of, and gets the statement.
 // After an error it stays set for the rest of that transaction, whose calls get the statement too.
@@ -57,24 +53,6 @@ LocalTransactionId current_local_transaction()
 #else
     return MyProc->lxid;
 #endif
-}
-
-// The table's own invalidations, and its indexes' (whether an index takes inserts is also read from its
-// relcache entry at each call, rather than trusted to change only with the table's).
-void forget_relation(Datum, Oid relid)
-{
-    if (relid == InvalidOid || relid == s_watched) {
-        s_stale = true;
-        return;
-    }
-    for (int i = 0; s_table != nullptr && s_table->direct && i < s_table->nindexes; i++)
-        if (s_table->indexes[i].oid == relid)
-            s_stale = true;
-}
-
-void forget_all(Datum, int, uint32)
-{
-    s_stale = true;
 }
 
 // The user column `name`; given a type, only when the column takes a value of that type as it is (no type
@@ -129,9 +107,6 @@ bool table_allows_direct(Relation rel, const row_shape& shape, AttrNumber* given
 prepared_table* prepare_table(Relation rel, Relation* indexes, int nindexes, const row_shape& shape)
 {
     prepared_table* t = static_cast<prepared_table*>(palloc0(sizeof(prepared_table)));
-    t->context = CurrentMemoryContext;
-    t->relid = RelationGetRelid(rel);
-    t->shape = &shape;
     AttrNumber* given_at = static_cast<AttrNumber*>(palloc(sizeof(AttrNumber) * shape.ncolumns));
     t->direct = table_allows_direct(rel, shape, given_at, &t->returning_at);
     if (!t->direct)
@@ -160,34 +135,6 @@ prepared_table* prepare_table(Relation rel, Relation* indexes, int nindexes, con
     return t;
 }
 
-// The prepared state for rel and its open indexes (their OIDs in `index_oids`), rebuilt when stale. It is
-// built in the transaction's memory, so that an error leaves nothing behind, and kept in the cache's once
-// complete. The state it replaces goes to the transaction's memory: a call further up the stack (a default
-// that enqueues) may still be using it.
-prepared_table* prepared_for(Relation rel, Relation* indexes, List* index_oids, const row_shape& shape)
-{
-    bool fresh = s_table != nullptr && !s_stale && s_table->relid == RelationGetRelid(rel) && s_table->shape == &shape;
-    if (fresh && s_table->direct) {
-        fresh = s_table->nindexes == list_length(index_oids);
-        for (int i = 0; fresh && i < s_table->nindexes; i++)
-            fresh = s_table->indexes[i].oid == list_nth_oid(index_oids, i);
-    }
-    if (fresh)
-        return s_table;
-    if (s_table != nullptr)
-        MemoryContextSetParent(s_table->context, TopTransactionContext);
-    s_table = nullptr;
-    s_watched = RelationGetRelid(rel);
-    s_stale = false;  // an invalidation from here on marks what is built now
-    MemoryContext building = AllocSetContextCreate(TopTransactionContext, "pgjq row insert", ALLOCSET_SMALL_SIZES);
-    MemoryContext caller = MemoryContextSwitchTo(building);
-    prepared_table* built = prepare_table(rel, indexes, list_length(index_oids), shape);
-    MemoryContextSwitchTo(caller);
-    MemoryContextSetParent(building, CacheMemoryContext);
-    s_table = built;
-    return built;
-}
-
 // The row in `slot`: the given values, and the defaults of the other columns (evaluated in the per-tuple
 // memory of t->econtext).
 void form_row(const prepared_table* t, const Datum* values, const bool* isnull, TupleTableSlot* slot)
@@ -211,8 +158,7 @@ void form_row(const prepared_table* t, const Datum* values, const bool* isnull, 
 
 void close_all(Relation rel, Relation* indexes, int nindexes)
 {
-    for (int i = 0; i < nindexes; i++)
-        index_close(indexes[i], NoLock);
+    close_indexes(indexes, nindexes);
     table_close(rel, NoLock);
 }
 
@@ -231,12 +177,11 @@ row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, co
         return row_insert::not_direct;
     }
     // Every lock first: taking one accepts the invalidations that mark the prepared state stale.
-    List* index_oids = RelationGetIndexList(rel);
+    List* index_oids;
+    Relation* indexes = open_indexes(rel, &index_oids);
     const int nindexes = list_length(index_oids);
-    Relation* indexes = static_cast<Relation*>(palloc(sizeof(Relation) * (nindexes + 1)));
-    for (int i = 0; i < nindexes; i++)
-        indexes[i] = index_open(list_nth_oid(index_oids, i), RowExclusiveLock);
-    const prepared_table* t = prepared_for(rel, indexes, index_oids, shape);
+    auto build = [&]() { return prepare_table(rel, indexes, nindexes, shape); };
+    const prepared_table* t = cached_state<prepared_table>(&s_cache, &relid, 1, index_oids, &shape, build);
     if (!t->direct) {
         close_all(rel, indexes, nindexes);
         return row_insert::not_direct;
@@ -265,9 +210,7 @@ row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, co
 
 void register_row_insert_callbacks()
 {
-    CacheRegisterRelcacheCallback(forget_relation, (Datum) 0);
-    CacheRegisterSyscacheCallback(PROCOID, forget_all, (Datum) 0);
-    CacheRegisterSyscacheCallback(TYPEOID, forget_all, (Datum) 0);
+    watch_prepared_cache(&s_cache);
 }
 
 }  // namespace pgjq

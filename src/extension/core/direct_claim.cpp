@@ -23,7 +23,6 @@ extern "C" {
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
-#include "utils/syscache.h"
 }
 
 namespace {

@@ -53,7 +53,8 @@ bool built_for(const prepared_cache* cache, const Oid* relations, int nrelations
 // What the state is built for, recorded before it is built: an invalidation from then on marks it stale.
 void remember_inputs(prepared_cache* cache, const Oid* relations, int nrelations, List* index_oids, const void* key)
 {
-    Assert(nrelations <= k_cached_relations);
+    if (nrelations > k_cached_relations)
+        elog(ERROR, "pgjq: a prepared state watches at most %d relations", k_cached_relations);
     const int nindexes = list_length(index_oids);
     if (nindexes > cache->indexes_capacity) {
         const int capacity = Max(nindexes, 2 * cache->indexes_capacity);

@@ -28,7 +28,8 @@ void watch_prepared_cache(prepared_cache* cache);
 // The cache's state when it was built for these relations (locked), index OIDs and key and nothing changed
 // since; otherwise build(arg)'s, built in a memory context of its own under the transaction's (so that an
 // error leaves nothing behind) and kept in the cache's memory once complete. The state it replaces goes to the
-// transaction's memory: a call further up the stack (a default that enqueues) may still be using it.
+// transaction's memory: a call further up the stack may still be using it (a claim or a completion run by a
+// function that the outer call's CHECK constraint or default calls).
 void* cached_state(prepared_cache* cache, const Oid* relations, int nrelations, List* index_oids, const void* key,
                    void* (*build)(void* arg), void* arg);
 

@@ -20,7 +20,6 @@ extern "C" {
 #include "utils/acl.h"
 #include "utils/datum.h"
 #include "utils/rel.h"
-#include "utils/syscache.h"
 }
 
 namespace {

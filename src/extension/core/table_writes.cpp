@@ -26,7 +26,6 @@ bool prepare_index(Relation index, prepared_index* into, bool brin)
     if (info->ii_Predicate != NIL)
         info->ii_PredicateState = ExecInitQual(
             reinterpret_cast<List*>(expression_planner(reinterpret_cast<Expr*>(info->ii_Predicate))), nullptr);
-    into->oid = RelationGetRelid(index);
     into->info = info;
     into->check = index->rd_index->indisunique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
     into->state_per_call = is_brin;

@@ -1,8 +1,8 @@
 // table_writes.hpp: what an INSERT or UPDATE statement applies to a row of a plain table besides writing it,
 // prepared once and applied by code that writes through the table access method: the NOT NULL and CHECK
 // constraints, and an entry in each b-tree index whose predicate the row meets. row_insert.cpp (a
-// single-job enqueue), direct_claim.cpp (a leased claim) and direct_archive.cpp (jobs finishing) use them; each keeps what it prepared until an
-// invalidation says the table changed.
+// single-job enqueue), direct_claim.cpp (a leased claim) and direct_archive.cpp (jobs finishing) use them;
+// each keeps what it prepared in a prepared_cache (core/prepared_cache.hpp).
 #pragma once
 
 #include "core/pg.hpp"
@@ -10,7 +10,6 @@
 namespace pgjq {
 
 struct prepared_index {
-    Oid oid;
     IndexInfo* info;  // ii_PredicateState prepared
     IndexUniqueCheck check;
     bool state_per_call;  // its access method keeps state in the IndexInfo (see begin_index_writes)

@@ -48,10 +48,7 @@ enum live_column {
     l_last_error,
     k_live_columns
 };
-const struct {
-    const char* name;
-    Oid type;  // InvalidOid: pgjq.job_status
-} k_live[k_live_columns] = {
+const known_column k_live[k_live_columns] = {
     {"id", INT8OID},
     {"queue_name", TEXTOID},
     {"status", InvalidOid},
@@ -78,10 +75,7 @@ enum set_column {
     s_last_error,
     k_set_columns
 };
-const struct {
-    const char* name;
-    Oid type;  // InvalidOid: pgjq.job_status
-} k_set[k_set_columns] = {
+const known_column k_set[k_set_columns] = {
     {"status", InvalidOid},           {"result", JSONBOID},          {"progress", INT4OID},
     {"completed_at", TIMESTAMPTZOID}, {"failed_at", TIMESTAMPTZOID}, {"cancelled_at", TIMESTAMPTZOID},
     {"finished_at", TIMESTAMPTZOID},  {"last_error", TEXTOID},
@@ -190,22 +184,6 @@ AttrNumber typed_column(TupleDesc desc, const char* name, Oid type, Oid status_t
     return atttype == (type == InvalidOid ? status_type : type) ? static_cast<AttrNumber>(at) : 0;
 }
 
-bool live_columns_known(TupleDesc desc, AttrNumber at[k_live_columns], Oid* status_type)
-{
-    const int status_at = SPI_fnumber(desc, "status");
-    if (status_at <= 0)
-        return false;
-    *status_type = TupleDescAttr(desc, status_at - 1)->atttypid;
-    if (get_typtype(*status_type) != TYPTYPE_ENUM)
-        return false;
-    for (int c = 0; c < k_live_columns; c++) {
-        at[c] = typed_column(desc, k_live[c].name, k_live[c].type, *status_type);
-        if (at[c] == 0)
-            return false;
-    }
-    return true;
-}
-
 // Where each history column comes from; false when finished_jobs has a column the statement does not fill
 // (it would take its default) or lacks one it fills, or a type differs.
 bool map_history(prepared_archive* p, TupleDesc live, TupleDesc history, Oid status_type)
@@ -246,7 +224,8 @@ prepared_archive* prepare_archive(Relation live, Relation primary_key, Relation 
     Oid status_type;
     p->direct = plain_table(live) && plain_table(finished) && no_delete_triggers(live->trigdesc) &&
         insert_triggers_known(finished, &p->announces) &&
-        live_columns_known(RelationGetDescr(live), p->at, &status_type) && is_primary_key(primary_key, p->at[l_id]) &&
+        find_known_columns(RelationGetDescr(live), k_live, k_live_columns, p->at, &status_type) &&
+        is_primary_key(primary_key, p->at[l_id]) &&
         map_history(p, RelationGetDescr(live), RelationGetDescr(finished), status_type);
     if (!p->direct)
         return p;

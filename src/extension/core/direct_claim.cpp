@@ -47,10 +47,7 @@ enum claim_column {
     c_timeout_at,
     k_claim_columns
 };
-const struct {
-    const char* name;
-    Oid type;  // InvalidOid: pgjq.job_status
-} k_columns[k_claim_columns] = {
+const known_column k_columns[k_claim_columns] = {
     {"id", INT8OID},
     {"queue_name", TEXTOID},
     {"job_type", TEXTOID},
@@ -113,21 +110,6 @@ bool update_triggers_known(const TriggerDesc* t)
     return true;
 }
 
-bool columns_known(TupleDesc desc, AttrNumber at[k_claim_columns], Oid* status_type)
-{
-    for (int c = 0; c < k_claim_columns; c++) {
-        at[c] = SPI_fnumber(desc, k_columns[c].name);
-        if (at[c] <= 0)
-            return false;
-        const Form_pg_attribute attr = TupleDescAttr(desc, at[c] - 1);
-        const Oid expected = k_columns[c].type == InvalidOid ? attr->atttypid : k_columns[c].type;
-        if (attr->atttypid != expected || get_typtype(attr->atttypid) == TYPTYPE_DOMAIN)
-            return false;
-    }
-    *status_type = TupleDescAttr(desc, at[c_status] - 1)->atttypid;
-    return get_typtype(*status_type) == TYPTYPE_ENUM;
-}
-
 // live_jobs_claim_idx as the claim reads it: (queue_name, priority DESC, id) of pending jobs.
 bool is_claim_index(Relation index, const AttrNumber at[k_claim_columns])
 {
@@ -147,7 +129,8 @@ prepared_claims* prepare_claims(Relation rel, Relation* indexes, int nindexes)
     Oid status_type;
     p->direct = rel->rd_rel->relkind == RELKIND_RELATION && rel->rd_rel->relam == HEAP_TABLE_AM_OID &&
         !rel->rd_rel->relispartition && !rel->rd_rel->relrowsecurity && update_triggers_known(rel->trigdesc) &&
-        !(desc->constr != nullptr && desc->constr->has_generated_stored) && columns_known(desc, p->at, &status_type);
+        !(desc->constr != nullptr && desc->constr->has_generated_stored) &&
+        find_known_columns(desc, k_columns, k_claim_columns, p->at, &status_type);
     if (!p->direct)
         return p;
     p->pending = enum_label_value(status_type, "pending");

@@ -132,6 +132,27 @@ TM_Result update_row(Relation rel, ItemPointer tid, TupleTableSlot* slot, Comman
     return result;
 }
 
+bool find_known_columns(TupleDesc desc, const known_column* columns, int count, AttrNumber* at, Oid* status_type)
+{
+    const int status_at = SPI_fnumber(desc, "status");  // SPI_ERROR_NOATTRIBUTE, or < 0 for a system column
+    if (status_at <= 0)
+        return false;
+    *status_type = TupleDescAttr(desc, status_at - 1)->atttypid;
+    if (get_typtype(*status_type) != TYPTYPE_ENUM)
+        return false;
+    for (int c = 0; c < count; c++) {
+        const int attnum = SPI_fnumber(desc, columns[c].name);
+        if (attnum <= 0)
+            return false;
+        const Oid type = TupleDescAttr(desc, attnum - 1)->atttypid;
+        if (type != (columns[c].type == InvalidOid ? *status_type : columns[c].type) ||
+            get_typtype(type) == TYPTYPE_DOMAIN)
+            return false;
+        at[c] = static_cast<AttrNumber>(attnum);
+    }
+    return true;
+}
+
 Datum enum_label_value(Oid type, const char* label)
 {
     HeapTuple tuple = SearchSysCache2(ENUMTYPOIDNAME, ObjectIdGetDatum(type), CStringGetDatum(label));

@@ -54,6 +54,18 @@ void insert_index_entries(const prepared_index* prepared, Relation* indexes, int
 TM_Result update_row(Relation rel, ItemPointer tid, TupleTableSlot* slot, CommandId cid, Snapshot snapshot, bool wait,
                      TM_FailureData* failure, bool* insert_entries);
 
+// A column a direct path reads or writes, and the type it must have (InvalidOid: that of the table's
+// `status` column, an enum).
+struct known_column {
+    const char* name;
+    Oid type;
+};
+
+// Each column's number (into `at`, in `columns`' order) and the type of `status` (*status_type), when
+// `status` is an enum and every column exists with its type, none of them a domain (whose constraints only
+// a statement checks); false otherwise.
+bool find_known_columns(TupleDesc desc, const known_column* columns, int count, AttrNumber* at, Oid* status_type);
+
 // The value of an enum type's label, or 0 when the type has no such label.
 Datum enum_label_value(Oid type, const char* label);
 

@@ -130,6 +130,21 @@ ALTER TABLE pgjq.finished_jobs DROP CONSTRAINT no_big_results;
 SELECT pgjq.complete(:j6, 'w1', jsonb_build_object('big', repeat('x', 200)));
 SELECT pg_column_size(result) > 100 AS big_result_kept FROM pgjq.finished_jobs WHERE id = :j6;
 
+-- A completion finds the jobs this session claimed where its claim left them, without a descent of
+-- live_jobs' primary key (pg_stat_get_xact_numscans counts the descents of this transaction). A job changed
+-- since (a heartbeat writes a new version) is found through the key.
+SELECT count(pgjq.enqueue('t', jsonb_build_object('n', g), 'direct_q')) FROM generate_series(1, 4) g;
+SELECT array_agg(id ORDER BY id) AS hinted FROM pgjq.claim_job_batch('w1', NULL, 4, 'direct_q') \gset
+SELECT pgjq.heartbeat((:'hinted'::bigint[])[4], 'w1') IS NOT NULL AS heartbeat_sent;
+BEGIN;
+SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) AS scans_before \gset
+SELECT pgjq.complete_batch((:'hinted'::bigint[])[1:3], 'w1') AS completed_where_claimed;
+SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) - :scans_before AS key_descents_for_three;
+SELECT pgjq.complete((:'hinted'::bigint[])[4], 'w1') AS completed_after_heartbeat;
+SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) - :scans_before AS key_descents_with_the_changed_one;
+COMMIT;
+SELECT count(*) AS finished FROM pgjq.finished_jobs WHERE id = ANY (:'hinted'::bigint[]) AND status = 'completed';
+
 SELECT pgjq.drop_queue(q, force => true) FROM unnest(ARRAY['direct_q', 'statement_q']) q;
 DROP VIEW public.history;
 DROP FUNCTION public.finish_jobs(text);

@@ -117,19 +117,10 @@ constexpr Size k_prune_below_free = BLCKSZ / 10;
 counter_hint s_hints[k_counter_hints];
 int s_next_hint = 0;
 
-Oid file_of(Relation rel)
-{
-#if PG_VERSION_NUM >= 160000
-    return rel->rd_locator.relNumber;
-#else
-    return rel->rd_node.relNode;
-#endif
-}
-
 counter_hint* hint_for(Relation rel, const char* queue_name, int16 slot)
 {
     for (counter_hint& h : s_hints)
-        if (h.relid == RelationGetRelid(rel) && h.slot == slot && h.relfilenode == file_of(rel) &&
+        if (h.relid == RelationGetRelid(rel) && h.slot == slot && h.relfilenode == relation_file(rel) &&
             strcmp(h.queue_name, queue_name) == 0)
             return &h;
     return nullptr;
@@ -144,7 +135,7 @@ void remember_hint(Relation rel, const char* queue_name, int16 slot, const ItemP
         h = &s_hints[s_next_hint];
         s_next_hint = (s_next_hint + 1) % k_counter_hints;
         h->relid = RelationGetRelid(rel);
-        h->relfilenode = file_of(rel);
+        h->relfilenode = relation_file(rel);
         h->slot = slot;
         strlcpy(h->queue_name, queue_name, sizeof(h->queue_name));
     }

@@ -8,6 +8,7 @@
 #include "core/direct_archive.hpp"
 
 #include "core/catalog.hpp"
+#include "core/claimed_versions.hpp"
 #include "core/prepared_cache.hpp"
 #include "core/settings.hpp"
 #include "core/table_writes.hpp"
@@ -247,6 +248,24 @@ prepared_archive* prepare_archive(Relation live, Relation primary_key, Relation 
     p->checks = prepare_checks(finished);
     p->econtext = CreateStandaloneExprContext();
     return p;
+}
+
+// Job `id` into `job`, fetched where this backend's claim left it (core/claimed_versions.hpp), when that
+// version is still the one `snapshot` sees. *live_blocks: the table's size, read at the first use (a vacuum
+// may have truncated the table since the claim, and a read past its end would raise).
+bool fetch_claimed_version(Relation live, const prepared_archive* p, int64 id, Snapshot snapshot,
+                           BlockNumber* live_blocks, TupleTableSlot* job)
+{
+    ItemPointerData tid;
+    if (!claimed_version(live, id, &tid))
+        return false;
+    if (*live_blocks == InvalidBlockNumber)
+        *live_blocks = RelationGetNumberOfBlocks(live);
+    if (ItemPointerGetBlockNumber(&tid) >= *live_blocks || !table_tuple_fetch_row_version(live, &tid, snapshot, job))
+        return false;
+    bool isnull;
+    const Datum found = slot_getattr(job, p->at[l_id], &isnull);
+    return !isnull && DatumGetInt64(found) == id;
 }
 
 // What every job of one call gets.
@@ -585,14 +604,19 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
     TupleTableSlot* job = table_slot_create(live, nullptr);
     TupleTableSlot* row = MakeSingleTupleTableSlot(RelationGetDescr(finished), &TTSOpsVirtual);
     begin_index_writes(p->indexes, nindexes);
+    BlockNumber live_blocks = InvalidBlockNumber;  // read once, when a claimed version is remembered
     for (int i = 0; i < nids; i++) {
         CHECK_FOR_INTERRUPTS();
         ResetExprContext(p->econtext);
-        ScanKeyData key;
-        ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid, InvalidOid, F_INT8EQ,
-                               Int64GetDatum(ids[i]));
-        index_rescan(scan, &key, 1, nullptr, 0);
-        if (!index_getnext_slot(scan, ForwardScanDirection, job) || !delete_held(live, p, r, a, snapshot, cid, job))
+        if (!fetch_claimed_version(live, p, ids[i], snapshot, &live_blocks, job)) {
+            ScanKeyData key;
+            ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid, InvalidOid, F_INT8EQ,
+                                   Int64GetDatum(ids[i]));
+            index_rescan(scan, &key, 1, nullptr, 0);
+            if (!index_getnext_slot(scan, ForwardScanDirection, job))
+                continue;
+        }
+        if (!delete_held(live, p, r, a, snapshot, cid, job))
             continue;
         slot_getallattrs(job);
         const Datum queue = job->tts_values[p->at[l_queue_name] - 1];

@@ -3,7 +3,8 @@
 // archive_jobs' statement (core/lifecycle.cpp) deletes the jobs from live_jobs and inserts their history rows
 // into finished_jobs through CTEs, whose trigger sends each job's pgjq_job_finished notice, and aggregates
 // what moved: an executor started for each call, each row formed, stored and read again on its way, and a
-// trigger call per job. archive_directly finds each job through live_jobs' primary key and deletes it as
+// trigger call per job. archive_directly finds each job where this session's claim left it
+// (core/claimed_versions.hpp) or else through live_jobs' primary key, and deletes it as
 // the statement's DELETE would (waiting for a transaction changing it, and taking its latest version, locked,
 // if that still meets the statement's conditions, as EvalPlanQual does), then inserts its history row with
 // finished_jobs' CHECK and NOT NULL tests and index entries, and sends the notice the trigger would send.

@@ -8,6 +8,7 @@
 #include "core/direct_claim.hpp"
 
 #include "core/catalog.hpp"
+#include "core/claimed_versions.hpp"
 #include "core/prepared_cache.hpp"
 #include "core/table_writes.hpp"
 
@@ -293,6 +294,7 @@ bool claim_one(Relation rel, Relation* indexes, const prepared_claims* p, const 
         if (result == TM_Ok) {
             if (insert_entries)
                 insert_index_entries(p->indexes, indexes, p->nindexes, rel, claimed, p->econtext, true);
+            remember_claimed_version(rel, DatumGetInt64(claimed->tts_values[p->at[c_id] - 1]), &claimed->tts_tid);
             return true;
         }
         // Being changed or held (SKIP LOCKED passes it over), deleted, or changed by this transaction.

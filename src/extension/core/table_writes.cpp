@@ -153,6 +153,15 @@ bool find_known_columns(TupleDesc desc, const known_column* columns, int count, 
     return true;
 }
 
+Oid relation_file(Relation rel)
+{
+#if PG_VERSION_NUM >= 160000
+    return rel->rd_locator.relNumber;
+#else
+    return rel->rd_node.relNode;
+#endif
+}
+
 Datum enum_label_value(Oid type, const char* label)
 {
     HeapTuple tuple = SearchSysCache2(ENUMTYPOIDNAME, ObjectIdGetDatum(type), CStringGetDatum(label));

@@ -66,6 +66,10 @@ struct known_column {
 // a statement checks); false otherwise.
 bool find_known_columns(TupleDesc desc, const known_column* columns, int count, AttrNumber* at, Oid* status_type);
 
+// The relation's file number: another after a rewrite (TRUNCATE, VACUUM FULL, CLUSTER), which leaves a
+// remembered tuple id meaningless.
+Oid relation_file(Relation rel);
+
 // The value of an enum type's label, or 0 when the type has no such label.
 Datum enum_label_value(Oid type, const char* label);
 

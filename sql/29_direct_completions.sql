@@ -144,6 +144,25 @@ SELECT pgjq.complete((:'hinted'::bigint[])[4], 'w1') AS completed_after_heartbea
 SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) - :scans_before AS key_descents_with_the_changed_one;
 COMMIT;
 SELECT count(*) AS finished FROM pgjq.finished_jobs WHERE id = ANY (:'hinted'::bigint[]) AND status = 'completed';
+-- Through the key too: jobs of a table rewritten since their claim (VACUUM FULL gives it another file), and
+-- a job this transaction changed (its heartbeat's version is the one to delete).
+SELECT count(pgjq.enqueue('t', jsonb_build_object('n', g), 'direct_q')) FROM generate_series(1, 3) g;
+SELECT array_agg(id ORDER BY id) AS hinted FROM pgjq.claim_job_batch('w1', NULL, 2, 'direct_q') \gset
+VACUUM FULL pgjq.live_jobs;
+BEGIN;
+SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) AS scans_before \gset
+SELECT pgjq.complete_batch((:'hinted'::bigint[])[1:2], 'w1') AS completed_after_rewrite;
+SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) - :scans_before AS key_descents_after_rewrite;
+COMMIT;
+SELECT array_agg(id) AS hinted_again FROM pgjq.claim_job_batch('w1', NULL, 1, 'direct_q') \gset
+BEGIN;
+SELECT pgjq.heartbeat((:'hinted_again'::bigint[])[1], 'w1') IS NOT NULL AS heartbeat_in_this_transaction;
+SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) AS scans_before \gset
+SELECT pgjq.complete((:'hinted_again'::bigint[])[1], 'w1') AS completed_after_own_heartbeat;
+SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) - :scans_before AS key_descents_after_own_heartbeat;
+COMMIT;
+SELECT count(*) AS finished FROM pgjq.finished_jobs
+ WHERE id = ANY ((:'hinted'::bigint[])[1:2] || (:'hinted_again'::bigint[])) AND status = 'completed';
 
 SELECT pgjq.drop_queue(q, force => true) FROM unnest(ARRAY['direct_q', 'statement_q']) q;
 DROP VIEW public.history;

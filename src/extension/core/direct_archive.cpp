@@ -250,18 +250,34 @@ prepared_archive* prepare_archive(Relation live, Relation primary_key, Relation 
     return p;
 }
 
+// What one call's fetches by claimed version have read: the table's size, at the first use (a vacuum may
+// have truncated the table since the claim, and a read past its end would raise), and the last page pruned.
+struct claimed_fetches {
+    BlockNumber blocks = InvalidBlockNumber;
+    BlockNumber pruned = InvalidBlockNumber;
+};
+
 // Job `id` into `job`, fetched where this backend's claim left it (core/claimed_versions.hpp), when that
-// version is still the one `snapshot` sees. *live_blocks: the table's size, read at the first use (a vacuum
-// may have truncated the table since the claim, and a read past its end would raise).
+// version is still the one `snapshot` sees. Each page is first pruned of the versions nobody can see any
+// more, as a fetch through the index does when it reaches a page (heap_fetch does not).
 bool fetch_claimed_version(Relation live, const prepared_archive* p, int64 id, Snapshot snapshot,
-                           BlockNumber* live_blocks, TupleTableSlot* job)
+                           claimed_fetches* fetches, TupleTableSlot* job)
 {
     ItemPointerData tid;
     if (!claimed_version(live, id, &tid))
         return false;
-    if (*live_blocks == InvalidBlockNumber)
-        *live_blocks = RelationGetNumberOfBlocks(live);
-    if (ItemPointerGetBlockNumber(&tid) >= *live_blocks || !table_tuple_fetch_row_version(live, &tid, snapshot, job))
+    if (fetches->blocks == InvalidBlockNumber)
+        fetches->blocks = RelationGetNumberOfBlocks(live);
+    const BlockNumber block = ItemPointerGetBlockNumber(&tid);
+    if (block >= fetches->blocks)
+        return false;
+    if (block != fetches->pruned) {
+        Buffer page = ReadBuffer(live, block);
+        heap_page_prune_opt(live, page);
+        ReleaseBuffer(page);
+        fetches->pruned = block;
+    }
+    if (!table_tuple_fetch_row_version(live, &tid, snapshot, job))
         return false;
     bool isnull;
     const Datum found = slot_getattr(job, p->at[l_id], &isnull);
@@ -604,11 +620,12 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
     TupleTableSlot* job = table_slot_create(live, nullptr);
     TupleTableSlot* row = MakeSingleTupleTableSlot(RelationGetDescr(finished), &TTSOpsVirtual);
     begin_index_writes(p->indexes, nindexes);
-    BlockNumber live_blocks = InvalidBlockNumber;  // read once, when a claimed version is remembered
+    claimed_fetches fetches;
     for (int i = 0; i < nids; i++) {
         CHECK_FOR_INTERRUPTS();
         ResetExprContext(p->econtext);
-        if (!fetch_claimed_version(live, p, ids[i], snapshot, &live_blocks, job)) {
+        ExecClearTuple(job);
+        if (!fetch_claimed_version(live, p, ids[i], snapshot, &fetches, job)) {
             ScanKeyData key;
             ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid, InvalidOid, F_INT8EQ,
                                    Int64GetDatum(ids[i]));

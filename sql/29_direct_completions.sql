@@ -133,15 +133,17 @@ SELECT pg_column_size(result) > 100 AS big_result_kept FROM pgjq.finished_jobs W
 -- A completion finds the jobs this session claimed where its claim left them, without a descent of
 -- live_jobs' primary key (pg_stat_get_xact_numscans counts the descents of this transaction). A job changed
 -- since (a heartbeat writes a new version) is found through the key.
+CREATE FUNCTION public.key_descents() RETURNS bigint LANGUAGE sql
+    AS $$ SELECT pg_catalog.pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) $$;
 SELECT count(pgjq.enqueue('t', jsonb_build_object('n', g), 'direct_q')) FROM generate_series(1, 4) g;
 SELECT array_agg(id ORDER BY id) AS hinted FROM pgjq.claim_job_batch('w1', NULL, 4, 'direct_q') \gset
 SELECT pgjq.heartbeat((:'hinted'::bigint[])[4], 'w1') IS NOT NULL AS heartbeat_sent;
 BEGIN;
-SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) AS scans_before \gset
+SELECT public.key_descents() AS scans_before \gset
 SELECT pgjq.complete_batch((:'hinted'::bigint[])[1:3], 'w1') AS completed_where_claimed;
-SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) - :scans_before AS key_descents_for_three;
+SELECT public.key_descents() - :scans_before AS key_descents_for_three;
 SELECT pgjq.complete((:'hinted'::bigint[])[4], 'w1') AS completed_after_heartbeat;
-SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) - :scans_before AS key_descents_with_the_changed_one;
+SELECT public.key_descents() - :scans_before AS key_descents_with_the_changed_one;
 COMMIT;
 SELECT count(*) AS finished FROM pgjq.finished_jobs WHERE id = ANY (:'hinted'::bigint[]) AND status = 'completed';
 -- Through the key too: jobs of a table rewritten since their claim (VACUUM FULL gives it another file), and
@@ -150,16 +152,16 @@ SELECT count(pgjq.enqueue('t', jsonb_build_object('n', g), 'direct_q')) FROM gen
 SELECT array_agg(id ORDER BY id) AS hinted FROM pgjq.claim_job_batch('w1', NULL, 2, 'direct_q') \gset
 VACUUM FULL pgjq.live_jobs;
 BEGIN;
-SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) AS scans_before \gset
+SELECT public.key_descents() AS scans_before \gset
 SELECT pgjq.complete_batch((:'hinted'::bigint[])[1:2], 'w1') AS completed_after_rewrite;
-SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) - :scans_before AS key_descents_after_rewrite;
+SELECT public.key_descents() - :scans_before AS key_descents_after_rewrite;
 COMMIT;
 SELECT array_agg(id) AS hinted_again FROM pgjq.claim_job_batch('w1', NULL, 1, 'direct_q') \gset
 BEGIN;
 SELECT pgjq.heartbeat((:'hinted_again'::bigint[])[1], 'w1') IS NOT NULL AS heartbeat_in_this_transaction;
-SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) AS scans_before \gset
+SELECT public.key_descents() AS scans_before \gset
 SELECT pgjq.complete((:'hinted_again'::bigint[])[1], 'w1') AS completed_after_own_heartbeat;
-SELECT pg_stat_get_xact_numscans('pgjq.live_jobs_pkey'::regclass) - :scans_before AS key_descents_after_own_heartbeat;
+SELECT public.key_descents() - :scans_before AS key_descents_after_own_heartbeat;
 COMMIT;
 SELECT count(*) AS finished FROM pgjq.finished_jobs
  WHERE id = ANY ((:'hinted'::bigint[])[1:2] || (:'hinted_again'::bigint[])) AND status = 'completed';
@@ -168,6 +170,7 @@ SELECT pgjq.drop_queue(q, force => true) FROM unnest(ARRAY['direct_q', 'statemen
 DROP VIEW public.history;
 DROP FUNCTION public.finish_jobs(text);
 DROP FUNCTION public.finished_trigger_calls();
+DROP FUNCTION public.key_descents();
 DROP TABLE public.seen;
 DROP FUNCTION public.note_finished();
 RESET track_functions;

@@ -63,7 +63,8 @@ DECLARE
 BEGIN
     FOR f IN SELECT p.oid FROM pg_proc p
               WHERE p.pronamespace = 'pgjq'::regnamespace AND p.prorettype <> 'trigger'::regtype
-                AND p.proname NOT IN ('may_read_queue', 'may_read_job', 'histogram_quantile', 'cluster_node')  -- row filters, arithmetic, the node's number
+                AND p.proname NOT IN ('may_read_queue', 'may_read_job', 'histogram_quantile', 'cluster_node',
+                                      'unfolded_enqueues')  -- row filters, arithmetic, the node's number, a view's count
                 AND has_function_privilege(p.oid, 'EXECUTE') ORDER BY p.oid::regprocedure::text LOOP
         BEGIN
             EXECUTE format('SELECT * FROM %s(%s)', f::oid::regproc,
@@ -80,6 +81,7 @@ END $$;
 SELECT count(*) AS sees_jobs FROM pgjq.jobs;
 SELECT count(*) AS sees_queues FROM pgjq.queue_stats;
 SELECT count(*) AS sees_settings FROM pgjq.queues;
+SELECT pgjq.unfolded_enqueues('priv') AS unfolded_count_of_unreadable_queue;
 SELECT pgjq.enqueue('t', '{}', 'priv');
 INSERT INTO pgjq.jobs (job_type, queue_name) VALUES ('t', 'priv');
 SELECT * FROM pgjq.grants;

@@ -3,9 +3,11 @@
 #include "core/catalog.hpp"
 #include "core/claim_floor.hpp"
 #include "core/claim_index_plan.hpp"
+#include "core/counted_tables_hook.hpp"
 #include "core/depth.hpp"
 #include "core/direct_archive.hpp"
 #include "core/direct_claim.hpp"
+#include "core/enqueue_counts.hpp"
 #include "core/latency.hpp"
 #include "core/privileges.hpp"
 #include "core/queue_cache.hpp"
@@ -30,6 +32,7 @@ void request_shmem()
     RequestAddinShmemSpace(pgjq::worker_shmem_size());
     pgjq::relay_shmem_request();
     pgjq::latency_shmem_request();
+    pgjq::enqueue_counts_shmem_request();
     pgjq::claim_floor_shmem_request();
 }
 
@@ -40,6 +43,7 @@ void start_shmem()
     pgjq::worker_shmem_startup();
     pgjq::relay_shmem_startup();
     pgjq::latency_shmem_startup();
+    pgjq::enqueue_counts_shmem_startup();
     pgjq::claim_floor_shmem_startup();
 }
 
@@ -59,6 +63,8 @@ void _PG_init(void)
     pgjq::register_catalog_callback();
     pgjq::register_depth_callbacks();
     pgjq::register_latency_callback();
+    pgjq::register_enqueue_counts_callback();
+    pgjq::register_counted_tables_hook();
     pgjq::register_claim_floor_callback();
     pgjq::register_claim_index_planner_hook();
     pgjq::register_transaction_end_callback();

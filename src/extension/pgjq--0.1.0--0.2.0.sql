@@ -446,8 +446,15 @@ CREATE OR REPLACE VIEW pgjq.queue_stats WITH (security_barrier) AS
 -- Statistics whose cost grows with neither the history nor the backlog (the live counts of queue_stats read
 -- the live jobs): the totals of what finished, the unfinished jobs (the backpressure counter), and from
 -- indexes the workers holding jobs now and how long the next job a claim would take has been due.
+-- Enqueues into a queue without max_pending count in shared memory until the maintenance worker folds them
+-- into the rows (src/extension/core/enqueue_counts.hpp): unfinished adds them (on a standby, which has no
+-- such counts, the rows lag by what the primary had not folded).
+CREATE FUNCTION pgjq.unfolded_enqueues(queue_name text) RETURNS bigint
+    LANGUAGE c VOLATILE STRICT SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_unfolded_enqueues';
+COMMENT ON FUNCTION pgjq.unfolded_enqueues(text) IS 'jobs enqueued into the queue that its counter rows do not count yet (counted in shared memory); NULL for a queue the caller may not read';
+
 CREATE VIEW pgjq.queue_metrics WITH (security_barrier) AS
-    SELECT q.queue_name, c.unfinished, c.completed, c.failed, c.cancelled,
+    SELECT q.queue_name, c.unfinished + pgjq.unfolded_enqueues(q.queue_name) AS unfinished, c.completed, c.failed, c.cancelled,
            (SELECT count(DISTINCT l.worker_id) FROM pgjq.live_jobs l
              WHERE l.queue_name = q.queue_name AND l.status > 'pending') AS workers,
            (SELECT now() - l.run_at FROM pgjq.live_jobs l

@@ -66,10 +66,10 @@ $node->poll_query_until('postgres', qq{SELECT count(*) >= $during + 2 FROM pgjq.
 check_exactly_once('tick', 'after failures between enqueue and advance');
 
 # A crash in the middle of a firing: the firing transaction has enqueued 'tick' (schedules due at the same
-# time fire in name order) and waits to enqueue into 'blocked' (whose counter rows a session holds) when
-# the server stops with -m immediate.
+# time fire in name order) and waits to enqueue into 'blocked' (whose counter rows a session holds: the queue
+# has a max_pending, so its enqueues write them) when the server stops with -m immediate.
 $node->safe_psql('postgres', q{
-	SELECT pgjq.create_queue('blocked');
+	SELECT pgjq.create_queue('blocked', max_pending => 1000000);
 	SELECT pgjq.schedule('victim', '* * * * * *', 'victim', '{}', 'blocked');
 });
 $node->poll_query_until('postgres', q{SELECT count(*) >= 2 FROM pgjq.jobs WHERE job_type = 'victim'})

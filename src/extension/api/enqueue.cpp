@@ -1,6 +1,7 @@
 // enqueue.cpp: enqueue, try_enqueue, enqueue_batch, and INSERT INTO pgjq.jobs (an INSTEAD OF trigger).
 //
-// Backpressure: an enqueue first reserves room against max_pending (core/depth.hpp), then inserts. A job
+// Backpressure: an enqueue first reserves room against max_pending (core/depth.hpp), then inserts; into a
+// queue without max_pending it only counts its jobs, in shared memory when it can (core/enqueue_counts.hpp). A job
 // with a group key or unmet dependencies is inserted waiting (core/waiting_jobs.hpp), and its transaction
 // starts it at commit when it may start. A unique_key with unique_for is also taken in pgjq.unique_windows
 // for that long.
@@ -8,6 +9,7 @@
 #include "core/boundary.hpp"
 #include "core/catalog.hpp"
 #include "core/depth.hpp"
+#include "core/enqueue_counts.hpp"
 #include "core/lifecycle.hpp"
 #include "core/privileges.hpp"
 #include "core/queue_cache.hpp"
@@ -182,6 +184,17 @@ reservation reserve(const enqueue_request& r, bool raise_when_full, int32* max_a
     // first), so a max_pending set meanwhile applies from the next call on.
     AcceptInvalidationMessages();
     const cached_queue* cached = r.call->legacy ? nullptr : cached_queue_settings(r.queue_name);
+    if (cached != nullptr && !cached->limited && enqueue_counts_ready() && begin_counting_enqueues(r.queue_name)) {
+        // The count lock waits for a drop_queue or an alter_queue setting max_pending: see what they did.
+        AcceptInvalidationMessages();
+        cached = cached_queue_settings(r.queue_name);
+        if (cached != nullptr && !cached->limited) {
+            refuse_priority_on_fifo(r, cached->fifo);
+            count_enqueue(r.queue_text, r.count);
+            *max_attempts = cached->max_attempts;
+            return reservation::granted;
+        }
+    }
     if (cached != nullptr && !cached->limited) {
         refuse_priority_on_fifo(r, cached->fifo);
         if (adjust_depth(r.queue_text, r.count)) {
@@ -463,7 +476,7 @@ bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
                 // Another job's window took the key while this one was being inserted: withdraw it.
                 Datum withdrawn[1] = {Int64GetDatum(*id)};
                 run_plan(saved_plan(&s_withdraw, k_withdraw), withdrawn, nullptr);
-                adjust_depth(values[0], -r.count);
+                give_back_depth(values[0], r.count);
                 continue;
             }
             if (waits(r))
@@ -474,7 +487,7 @@ bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
         }
         // Another transaction took the unique_key between our lookup and our insert: give the room
         // back and return that job instead (it may also finish in between, hence the loop).
-        adjust_depth(values[0], -r.count);
+        give_back_depth(values[0], r.count);
         if (attempt >= 10)
             ereport(ERROR,
                     (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),

@@ -3,6 +3,7 @@
 #include "core/args.hpp"
 #include "core/boundary.hpp"
 #include "core/depth.hpp"
+#include "core/enqueue_counts.hpp"
 #include "core/lifecycle.hpp"
 #include "core/spi.hpp"
 #include "core/waiting_jobs.hpp"
@@ -236,6 +237,10 @@ PGJQ_API_FUNCTION(alter_queue)
     }
     values[0] = CStringGetTextDatum(queue_name);
 
+    // Waited for before the queue's row is locked, so that a producer counting into the queue may still alter
+    // or pause it meanwhile.
+    if (!PG_ARGISNULL(1))
+        lock_queue_count(queue_name, ExclusiveLock);
     SPI_connect();
     SPIPlanPtr alter = nargs > 10 ? saved_plan(&s_alter_queue, k_alter_queue)
                                   : saved_plan(&s_alter_queue_legacy, k_alter_queue_legacy);
@@ -249,6 +254,10 @@ PGJQ_API_FUNCTION(alter_queue)
                         SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2),
                         SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
                  errdetail("The retry backoff grows from retry_base up to retry_cap.")));
+    // A max_pending is checked against the rows: the count in shared memory goes there, once the
+    // transactions counting into it have ended (core/enqueue_counts.hpp).
+    if (!PG_ARGISNULL(1))
+        fold_enqueue_counts(values[0]);
     if (nargs > 10) {
         Datum rest[4] = {values[0], values[12], values[13], values[14]};
         char rest_nulls[4] = {' ', nulls[12], nulls[13], nulls[14]};
@@ -273,8 +282,12 @@ PGJQ_API_FUNCTION(drop_queue)
 
     SPI_connect();
     Datum values[1] = {CStringGetTextDatum(queue_name)};
+    // Waits for the transactions counting enqueues into the queue in shared memory, as deleting the rows
+    // waits for those that write them; the count goes with the rows.
+    lock_queue_count(queue_name, ExclusiveLock);
     if (run_plan(saved_plan(&s_lock_depth, k_lock_depth), values, nullptr) == 0)
         raise_unknown_queue(queue_name);
+    take_enqueue_count(queue_name);
     forget_depth(queue_name);
     if (!force) {
         run_plan(saved_plan(&s_has_live, k_has_live), values, nullptr);

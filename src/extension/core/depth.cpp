@@ -6,6 +6,7 @@
 #include "core/catalog.hpp"
 #include "core/commit_work.hpp"
 #include "core/counter_row.hpp"
+#include "core/enqueue_counts.hpp"
 #include "core/limits.hpp"
 #include "core/settings.hpp"
 #include "core/spi.hpp"
@@ -47,6 +48,12 @@ const plan_text k_write_finished = {
     " WHERE queue_name = $1 AND slot = $2",
     6, {TEXTOID, INT2OID, INT8OID, INT8OID, INT8OID, INT8OID}};
 SPIPlanPtr s_write_finished;
+// A counter row of the queue that no other transaction holds, locked (the maintenance worker writes there,
+// so that a session holding the worker's own slot row does not stop its rounds).
+const plan_text k_unlocked_slot = {
+    "SELECT slot FROM pgjq.queue_depth WHERE queue_name = $1 ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED",
+    1, {TEXTOID}};
+SPIPlanPtr s_unlocked_slot;
 const plan_text k_create_depth_rows = {
     "INSERT INTO pgjq.queue_depth (queue_name, slot) SELECT $1, s FROM pg_catalog.generate_series(0, $2) AS s",
     2, {TEXTOID, INT4OID}};
@@ -78,7 +85,13 @@ void add_frames(depth_frame* into, const depth_frame& from)
     }
 }
 
-// One counter row this transaction changed: a queue's row of one slot.
+// The ledger's slot for the jobs enqueued into a queue without max_pending that count in shared memory at
+// commit (core/enqueue_counts.hpp) instead of in a row. A prepared transaction (one that enqueued only jobs
+// not due yet announces nothing, so it may be prepared) writes them to this backend's row instead: its
+// commit may come from another session, or after a restart.
+constexpr int16 k_shared_slot = -1;
+
+// One counter row this transaction changed: a queue's row of one slot (or its count in shared memory).
 struct depth_entry {
     char queue_name[k_queue_name_max + 1];
     int16 slot;
@@ -107,12 +120,12 @@ depth_entry* find_entry(const char* queue_name, int16 slot)
     return nullptr;
 }
 
-// The entry of this backend's row of the queue, created if the transaction has none yet. The pointer is
-// valid until the next entry is created (a statement run meanwhile may create one: use the index then).
-depth_entry* ledger_entry(Datum queue_name)
+// The entry of the queue's row of `slot` (this backend's, by default), created if the transaction has none
+// yet. The pointer is valid until the next entry is created (a statement run meanwhile may create one: use
+// the index then).
+depth_entry* ledger_entry(Datum queue_name, int16 slot = depth_slot())
 {
     char* name = TextDatumGetCString(queue_name);
-    const int16 slot = depth_slot();
     depth_entry* e = find_entry(name, slot);
     if (e != nullptr) {
         pfree(name);
@@ -196,23 +209,33 @@ bool write_row(const char* queue_name, int16 slot, const depth_frame& change)
     return run_plan(saved_plan(&s_write_finished, k_write_finished), values, nullptr) == 1;
 }
 
+// The row an entry is written to.
+int16 row_slot(const depth_entry& e)
+{
+    return e.slot == k_shared_slot ? depth_slot() : e.slot;
+}
+
 int compare_entries(const void* a, const void* b)
 {
     const depth_entry& x = **static_cast<depth_entry* const*>(a);
     const depth_entry& y = **static_cast<depth_entry* const*>(b);
     int by_name = strcmp(x.queue_name, y.queue_name);
-    return by_name != 0 ? by_name : (x.slot > y.slot) - (x.slot < y.slot);
+    const int16 xs = row_slot(x), ys = row_slot(y);
+    return by_name != 0 ? by_name : (xs > ys) - (xs < ys);
 }
 
 // Writes what the ledger holds, one UPDATE per counter row, in key order (so that two committing
-// transactions take the rows' locks in the same order).
-void write_ledger()
+// transactions take the rows' locks in the same order). The shared counts are added after the commit
+// (publish_enqueue_counts), unless the transaction is `preparing`.
+void write_ledger(bool preparing)
 {
     if (s_count == 0)
         return;
     depth_entry** due = static_cast<depth_entry**>(palloc(sizeof(depth_entry*) * s_count));
     int ndue = 0;
     for (int i = 0; i < s_count; i++) {
+        if (s_entries[i].slot == k_shared_slot && !preparing)
+            continue;
         depth_frame change = unwritten_frame(&s_entries[i]);
         if (change.delta != 0 || change.has_finished)
             due[ndue++] = &s_entries[i];
@@ -226,7 +249,7 @@ void write_ledger()
 
     commit_work work = begin_commit_work();
     for (int i = 0; i < ndue; i++) {
-        write_row(due[i]->queue_name, due[i]->slot, unwritten_frame(due[i]));
+        write_row(due[i]->queue_name, row_slot(*due[i]), unwritten_frame(due[i]));
         due[i]->nframes = 0;
     }
     end_commit_work(work);
@@ -305,9 +328,8 @@ int64 unwritten_depth(Datum queue_name)
     return sum;
 }
 
-bool adjust_depth(Datum queue_name, int64 delta, const finished_counts* finished)
+static bool adjust_entry(depth_entry* e, int64 delta, const finished_counts* finished)
 {
-    depth_entry* e = ledger_entry(queue_name);
     if (e->written_in != InvalidSubTransactionId) {
         add_to_frame(e, delta, finished);
         return true;
@@ -324,9 +346,61 @@ bool adjust_depth(Datum queue_name, int64 delta, const finished_counts* finished
     return true;
 }
 
+bool adjust_depth(Datum queue_name, int64 delta, const finished_counts* finished)
+{
+    return adjust_entry(ledger_entry(queue_name), delta, finished);
+}
+
+bool adjust_depth_in_slot(Datum queue_name, int16 slot, int64 delta)
+{
+    return adjust_entry(ledger_entry(queue_name, slot), delta, nullptr);
+}
+
+int16 unlocked_depth_slot(Datum queue_name)
+{
+    if (run_plan(saved_plan(&s_unlocked_slot, k_unlocked_slot), &queue_name, nullptr) == 0)
+        return -1;
+    bool isnull, found;
+    return DatumGetInt16(first_value(&isnull, &found));
+}
+
 bool depth_untouched()
 {
-    return s_count == 0;
+    for (int i = 0; i < s_count; i++)
+        if (s_entries[i].slot != k_shared_slot)
+            return false;
+    return true;
+}
+
+void count_enqueue(Datum queue_name, int64 count)
+{
+    add_to_frame(ledger_entry(queue_name, k_shared_slot), count);
+}
+
+void give_back_depth(Datum queue_name, int64 count)
+{
+    char* name = TextDatumGetCString(queue_name);
+    depth_entry* shared = find_entry(name, k_shared_slot);
+    pfree(name);
+    if (shared != nullptr && unwritten(shared) >= count)
+        add_to_frame(shared, -count);
+    else
+        adjust_depth(queue_name, -count);
+}
+
+int64 fold_enqueue_counts(Datum queue_name, int16 slot)
+{
+    char* name = TextDatumGetCString(queue_name);
+    int64 count = take_enqueue_count(name);
+    // This transaction's own enqueues into the queue, not counted yet, go to the row too.
+    depth_entry* own = find_entry(name, k_shared_slot);
+    pfree(name);
+    int64 own_count = own == nullptr ? 0 : unwritten(own);
+    if (own_count != 0)
+        add_to_frame(own, -own_count);
+    if (count + own_count != 0)
+        adjust_entry(ledger_entry(queue_name, slot), count + own_count, nullptr);
+    return count;
 }
 
 void depth_written(Datum queue_name)
@@ -358,9 +432,20 @@ void forget_depth(const char* queue_name)
     }
 }
 
-void write_depth_ledger()
+void write_depth_ledger(bool preparing)
 {
-    write_ledger();
+    write_ledger(preparing);
+}
+
+void publish_enqueue_counts()
+{
+    for (int i = 0; i < s_count; i++) {
+        if (s_entries[i].slot != k_shared_slot)
+            continue;
+        int64 count = unwritten(&s_entries[i]);
+        if (count != 0)
+            add_enqueue_count(s_entries[i].queue_name, count);
+    }
 }
 
 void forget_depth_ledger()

@@ -47,6 +47,20 @@ bool depth_untouched();
 // This backend's slot row of the queue was just written by this transaction's statement.
 void depth_written(Datum queue_name);
 
+// Counts `count` jobs enqueued into a queue without max_pending in shared memory when the transaction
+// commits (the caller began counting: core/enqueue_counts.hpp), or in this backend's row if it is prepared.
+void count_enqueue(Datum queue_name, int64 count);
+// Gives back room an enqueue reserved (or counted) and did not use.
+void give_back_depth(Datum queue_name, int64 count);
+// Writes the queue's count from shared memory, and what this transaction counted for it there, into the
+// queue's row of `slot`; the caller holds the queue's count lock. Returns what it took from shared memory.
+int64 fold_enqueue_counts(Datum queue_name, int16 slot = depth_slot());
+// Locks a counter row of the queue that no other transaction holds, without waiting, and returns its slot
+// (adjust_depth_in_slot then writes it); -1 when every row is held. Requires an SPI connection.
+int16 unlocked_depth_slot(Datum queue_name);
+// adjust_depth, in the queue's row of `slot`.
+bool adjust_depth_in_slot(Datum queue_name, int16 slot, int64 delta);
+
 // Creates a new queue's counter rows. Requires an SPI connection.
 void create_depth_rows(Datum queue_name);
 
@@ -54,9 +68,11 @@ void create_depth_rows(Datum queue_name);
 // (unless the drop rolls back with its subtransaction).
 void forget_depth(const char* queue_name);
 
-// At commit (core/transaction_end.cpp): writes what the ledger holds; at the end of the transaction,
+// At commit (core/transaction_end.cpp): writes what the ledger holds in rows (the shared counts too if the
+// transaction is preparing); after the commit, adds the shared counts; at the end of the transaction,
 // whatever its outcome, empties it.
-void write_depth_ledger();
+void write_depth_ledger(bool preparing);
+void publish_enqueue_counts();
 void forget_depth_ledger();
 
 // _PG_init: keep the ledger in step with subtransactions.

@@ -12,6 +12,7 @@ bool synchronous_worker_commit = false;
 bool claim_floors = true;
 bool direct_claims = true;
 bool direct_completions = true;
+bool shared_enqueue_counts = true;
 int maintenance_naptime_ms = 5000;
 int launcher_naptime_s = 30;
 int prune_interval_s = 60;
@@ -71,6 +72,12 @@ void define_settings()
         "Off: they run the statement (DELETE from live_jobs, INSERT into finished_jobs), as before; the same history "
         "rows and notices.",
         &direct_completions, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "pgjq.shared_enqueue_counts",
+        "Whether this session's enqueues into queues without max_pending count their jobs in shared memory.",
+        "Off: each enqueuing transaction writes its counter row of pgjq.queue_depth, as before. Needs "
+        "shared_preload_libraries and a maintenance worker, which folds the counts into the rows.",
+        &shared_enqueue_counts, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pgjq.naptime", "Longest time a pgjq maintenance worker sleeps between two passes.",
                             "Workers wake earlier for due jobs, expiring leases and pruning.", &maintenance_naptime_ms,
                             5000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);

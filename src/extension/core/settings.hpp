@@ -14,6 +14,7 @@ extern bool synchronous_worker_commit;  // pgjq.synchronous_worker_commit: worke
 extern bool claim_floors;               // pgjq.claim_floors: leased claims start from their queue's claim floor
 extern bool direct_claims;              // pgjq.direct_claims: leased claims through the table access method
 extern bool direct_completions;         // pgjq.direct_completions: jobs finished through the table access method
+extern bool shared_enqueue_counts;      // pgjq.shared_enqueue_counts: core/enqueue_counts.hpp
 
 // The maintenance worker and its launcher (all reloadable)
 extern int maintenance_naptime_ms;   // pgjq.naptime: longest sleep of a database's maintenance worker

@@ -10,7 +10,6 @@
 
 extern "C" {
 #include "commands/defrem.h"
-#include "tcop/utility.h"
 #include "utils/acl.h"
 }
 

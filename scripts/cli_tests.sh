@@ -102,7 +102,7 @@ done
 expect 0 "$pgjq" maintenance
 grep -Eq '^postgres +running +lease_recovery +[1-9]' <<<"$out" || fail "maintenance: $out"; ok
 expect 0 "$pgjq" --json maintenance
-[ "$(json "sorted(set(d['duty'] for d in data if d['database'] == 'postgres'))[0]" <<<"$out")" = due_jobs ] \
+[ "$(json "sorted(set(d['duty'] for d in data if d['database'] == 'postgres'))[0]" <<<"$out")" = count_fold ] \
   || fail "maintenance --json: $out"; ok
 expect 4 env PGUSER=nobody "$pgjq" maintenance; ok
 

@@ -399,7 +399,7 @@ int64 fold_enqueue_counts(Datum queue_name, int16 slot)
     if (own_count != 0)
         add_to_frame(own, -own_count);
     if (count + own_count != 0)
-        adjust_entry(ledger_entry(queue_name, slot), count + own_count, nullptr);
+        adjust_depth_in_slot(queue_name, slot, count + own_count);
     return count;
 }
 

@@ -82,6 +82,8 @@ SELECT pgjq.fire_schedules() AS fired;
 SELECT run_at = date_trunc('second', now()) AS run_at_is_latest FROM pgjq.jobs WHERE job_type = 'tick';
 SELECT jobs_enqueued, firings_missed FROM pgjq.schedules WHERE schedule_name = 'ticks';
 COMMIT;
+-- (An every-second schedule left in place would fire again in any later call that a second boundary precedes.)
+SELECT pgjq.unschedule('ticks') AS ticks_removed;
 -- Yearly since 2020, missed for years: 'skip' drops every firing (the latest is months late) ...
 SELECT pgjq.schedule('yearly-skip', '@yearly', 'yearly', '{}', 'cron', missed => 'skip') IS NOT NULL AS scheduled;
 UPDATE pgjq.schedules SET next_run = '2020-01-01 00:00+00' WHERE schedule_name = 'yearly-skip';

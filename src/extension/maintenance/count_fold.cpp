@@ -23,7 +23,9 @@ using namespace pgjq;
 SPIPlanPtr s_queue_names, s_unreconciled;
 
 // clang-format off
-const plan_text k_queue_names = {"SELECT queue_name FROM pgjq.queues ORDER BY queue_name", 0, {}};
+// The queues with counter rows (not pgjq.queues: pg_restore may load the rows and jobs of a queue before its
+// settings, and the COPY of the settings does not ask for a reconcile).
+const plan_text k_queue_names = {"SELECT DISTINCT queue_name FROM pgjq.queue_depth ORDER BY queue_name", 0, {}};
 // The queue's live jobs less what its rows count.
 const plan_text k_unreconciled = {
     "SELECT (SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = $1)"

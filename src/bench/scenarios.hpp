@@ -18,7 +18,7 @@ struct config
 {
   int runs = 3; // repetitions of each throughput/latency measurement
   int enqueue_connections = 4;
-  std::int64_t enqueue_single_jobs = 20000; // 1 job per transaction
+  std::int64_t enqueue_single_jobs = 60000; // 1 job per transaction: 6 s a run, the commit's flush is noisy
   std::int64_t enqueue_b100_jobs = 100000;
   std::int64_t enqueue_b1000_jobs = 200000;
   int drain_workers = 4;

@@ -1,0 +1,21 @@
+// rounds.hpp: runs a scenario for pgjq and the recipe in alternated rounds of one run each, instead of all of
+// pgjq's runs and then all of the recipe's, and folds the rounds' figures into one summary per figure.
+#pragma once
+
+#include <vector>
+
+#include "scenarios.hpp"
+
+namespace pgjq::bench
+{
+
+using scenario_fn = void (*)(driver &, const config &, results &);
+
+// Round k runs the scenario once for every driver, the first driver first in even rounds and last in odd
+// ones, so that a drift in the machine's load (this machine is shared) falls on both sides of a ratio
+// instead of on whichever system ran second. Only for scenarios whose every figure is one value per run.
+// A round that throws for a driver is noted in r and leaves that driver's figures with fewer runs.
+void run_in_rounds(const char *name, scenario_fn run, const std::vector<driver *> &drivers, const config &c,
+                   results &r);
+
+} // namespace pgjq::bench

@@ -8,6 +8,7 @@ use lib $FindBin::Bin;
 use PgjqTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(sleep);
 
 my $node = new_node('vacuum', conf => "autovacuum = off\npgjq.naptime = '1s'\npgjq.prune_interval = '1h'\n");
 $node->safe_psql('postgres', 'CREATE EXTENSION pgjq');
@@ -59,6 +60,28 @@ sub trickle
 		END \$\$;
 	});
 }
+
+# New jobs leave no dead row versions, so a stream of enqueues alone (20 jobs every 100 ms for 3 s) is no
+# reason to vacuum: each vacuum rewrites live_jobs' pg_class row in place, and its invalidation makes
+# every producer rebuild its cache of the table and re-plan its statements.
+sleep(0.5);    # whatever the completions above left for the worker has been looked at
+$before = $node->safe_psql('postgres',
+	q{SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'live_jobs'});
+$node->safe_psql('postgres', q{
+	DO $$
+	BEGIN
+	  FOR i IN 1 .. 30 LOOP
+	    PERFORM pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, 20) g));
+	    COMMIT;
+	    PERFORM pg_sleep(0.1);
+	  END LOOP;
+	END $$;
+});
+is($node->safe_psql('postgres', qq{SELECT vacuum_count - $before FROM pg_stat_user_tables WHERE relname = 'live_jobs'}),
+	'0', 'enqueues alone do not make the worker vacuum live_jobs');
+$node->safe_psql('postgres', q{
+	SELECT pgjq.complete_batch(array_agg(id), 'w') FROM pgjq.claim_job_batch('w', NULL, 1000);
+});
 
 # A trickle that never leaves 2 000 dead rows behind (20 jobs every 100 ms for 3 s): the statistics
 # alone would never call for a vacuum, but a small table is vacuumed whenever jobs moved, so that its

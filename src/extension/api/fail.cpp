@@ -124,7 +124,7 @@ const char* requeue_or_bury(const fail_request& r, Oid role, SPIPlanPtr requeue,
     // this transaction was pending all along: a delayed retry wakes the maintenance worker through the
     // trigger on run_at, one due now is announced here.
     if (claimed_here && delay == 0)
-        announce_new_jobs(queue_name);
+        announce_requeued_jobs(queue_name);
     return "pending";
 }
 

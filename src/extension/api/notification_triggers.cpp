@@ -19,7 +19,7 @@ PGJQ_FUNCTION(notify_new_job)
     bool isnull;
     Datum queue = heap_getattr(row, SPI_fnumber(desc, "queue_name"), desc, &isnull);
     if (!isnull)
-        pgjq::announce_new_jobs(TextDatumGetCString(queue));
+        pgjq::announce_requeued_jobs(TextDatumGetCString(queue));  // the trigger is on UPDATE only
     return PointerGetDatum(row);
 }
 

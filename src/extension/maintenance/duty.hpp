@@ -19,8 +19,10 @@ struct maintenance_round {
     const char* datname;
     db_slot* slot;    // this database's slot (read and written under the shared mutex)
     TimestampTz now;  // when the round started
-    bool jobs_moved;  // the relay delivered notices (jobs moved) since the vacuum last looked
-    bool relayed;     // the relay delivered notices in this round: more commits are likely on their way
+    // The relay delivered notices of jobs that finished or went back to pending since the vacuum last
+    // looked: their old row versions in live_jobs are dead. New jobs alone leave nothing to vacuum.
+    bool jobs_moved;
+    bool relayed;  // the relay delivered notices in this round: more commits are likely on their way
 };
 
 struct duty_outcome {

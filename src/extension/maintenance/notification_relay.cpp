@@ -34,6 +34,7 @@ struct relay_ring {
     int head;  // oldest finished event
     int count;
     bool finished_overflow;  // finished events were dropped: waiters are told to look again
+    bool rows_replaced;      // a handed-over transaction finished or requeued jobs
     finished_event finished[k_ring_finished];
 };
 
@@ -88,6 +89,9 @@ queue_event* s_queues = nullptr;
 int s_nqueues = 0, s_queue_cap = 0;
 local_finished* s_finished = nullptr;
 int s_nfinished = 0, s_finished_cap = 0;
+// Requeued jobs announced (finished ones are in s_finished). Kept when the subtransaction aborts: the worst
+// that leaves is a vacuum that finds nothing.
+bool s_requeued = false;
 
 void reset_transaction_state()
 {
@@ -97,6 +101,7 @@ void reset_transaction_state()
     s_nqueues = s_queue_cap = 0;
     s_finished = nullptr;
     s_nfinished = s_finished_cap = 0;
+    s_requeued = false;
 }
 
 // The ring of this database if a worker serves it now, else nullptr.
@@ -195,6 +200,7 @@ void hand_over()
             ring->finished[(ring->head + ring->count) % k_ring_finished] = s_finished[i].event;
             ring->count++;
         }
+        ring->rows_replaced |= s_requeued || s_nfinished > 0;
     }
     bool orphaned = latch == nullptr || ring->dboid != MyDatabaseId;
     LWLockRelease(ring_lock(ring));
@@ -273,6 +279,12 @@ void announce_new_jobs(const char* queue_name, const job_key* first)
     s_queues[s_nqueues].subid = GetCurrentSubTransactionId();
     strlcpy(s_queues[s_nqueues].queue, queue_name, k_queue_len);
     s_nqueues++;
+}
+
+void announce_requeued_jobs(const char* queue_name)
+{
+    announce_new_jobs(queue_name);
+    s_requeued = true;
 }
 
 void announce_finished(int64 job_id, const char* queue_name, const char* status)
@@ -361,11 +373,11 @@ void relay_detach()
 // sent; if the sending transaction never commits (an error, or the worker's exit), they are not lost
 // silently: the next delivery (of this worker, or of the next one) announces every queue and sends the
 // overflow notice, so that every waiter looks again.
-int64 relay_deliver()
+relay_delivery relay_deliver()
 {
     relay_ring* ring = s_worker_ring;
     if (ring == nullptr)
-        return 0;
+        return {0, false};
     MemoryContext caller = CurrentMemoryContext;
 
     // Take everything waiting, then notify without holding the lock.
@@ -378,8 +390,11 @@ int64 relay_deliver()
     bool all_queues = ring->all_queues, overflow = ring->finished_overflow;
     if (nqueues == 0 && count == 0 && !all_queues && !overflow) {
         LWLockRelease(ring_lock(ring));
-        return 0;
+        return {0, false};
     }
+    // Events lost to an overflow or with another ring may have been anything.
+    bool rows_replaced = ring->rows_replaced || all_queues || overflow;
+    ring->rows_replaced = false;
     memcpy(s_taken_queues, ring->queues, sizeof(char[k_queue_len]) * nqueues);
     for (int i = 0; i < count; i++)
         s_taken_finished[i] = ring->finished[(ring->head + i) % k_ring_finished];
@@ -424,7 +439,7 @@ int64 relay_deliver()
     MemoryContextSwitchTo(caller);
     debug_query_string = nullptr;
     pgstat_report_activity(STATE_IDLE, nullptr);
-    return sent;
+    return {sent, rows_replaced};
 }
 
 Size relay_shmem_size()
@@ -466,12 +481,12 @@ using namespace pgjq;
 // Runs at every wake-up (a committing transaction sets the latch when it hands over); nothing timed.
 duty_outcome run(maintenance_round& round)
 {
-    int64 sent = relay_deliver();
-    if (sent > 0) {
-        round.jobs_moved = true;  // the notices say that jobs were enqueued or finished
+    relay_delivery delivered = relay_deliver();
+    if (delivered.rows_replaced)
+        round.jobs_moved = true;
+    if (delivered.sent > 0)
         round.relayed = true;
-    }
-    return {DT_NOEND, sent, DT_NOEND};
+    return {DT_NOEND, delivered.sent, DT_NOEND};
 }
 
 bool woken(const maintenance_round&)

@@ -23,6 +23,9 @@ constexpr const char* k_finished_channel = "pgjq_job_finished";
 // also move the queue's claim floor at commit (core/claim_floor.hpp): `first` is the first of them in claim
 // order when the caller knows it (an enqueue), nullptr otherwise.
 void announce_new_jobs(const char* queue_name, const job_key* first = nullptr);
+// Jobs back to pending (a retry, a lease's recovery): announced as new jobs, and, like a finished job, their
+// old row versions in live_jobs are dead, which the worker's vacuum hears of (live_table_vacuum.cpp).
+void announce_requeued_jobs(const char* queue_name);
 void announce_finished(int64 job_id, const char* queue_name, const char* status);
 
 // The worker claims its database's ring once the extension is there (so that backends relay to it) and
@@ -32,8 +35,12 @@ void relay_attach(Oid dboid, bool announce_everything);
 // A worker about to exit on purpose: backends notify by themselves from now on (and ask the launcher for a
 // worker); what the ring holds is still sent by relay_deliver().
 void relay_detach();
-// Sends what the ring holds now, in a transaction of its own; returns how many notifications were sent.
-int64 relay_deliver();
+// Sends what the ring holds now, in a transaction of its own.
+struct relay_delivery {
+    int64 sent;          // notifications
+    bool rows_replaced;  // some of the delivered transactions finished or requeued jobs (dead row versions)
+};
+relay_delivery relay_deliver();
 
 // Shared memory (preload only) and the transaction callbacks.
 Size relay_shmem_size();

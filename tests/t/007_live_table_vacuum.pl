@@ -83,6 +83,28 @@ $node->safe_psql('postgres', q{
 	SELECT pgjq.complete_batch(array_agg(id), 'w') FROM pgjq.claim_job_batch('w', NULL, 1000);
 });
 
+# A retry delayed by its backoff is announced only once it is due, yet its claim and its requeue left dead
+# rows at once: the requeue alone tells the worker to vacuum. 200 jobs claimed and failed 20 at a time,
+# none finished and none due again meanwhile (400 dead row versions: the statistics rule stays quiet).
+$node->safe_psql('postgres', q{SELECT pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, 200) g))});
+sleep(0.5);
+$before = $node->safe_psql('postgres',
+	q{SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'live_jobs'});
+$node->safe_psql('postgres', q{
+	DO $$
+	BEGIN
+	  FOR i IN 1 .. 10 LOOP
+	    PERFORM pgjq.fail(id, 'w', 'down', interval '1 hour') FROM pgjq.claim_job_batch('w', NULL, 20);
+	    COMMIT;
+	    PERFORM pg_sleep(0.1);
+	  END LOOP;
+	END $$;
+});
+ok($node->poll_query_until('postgres',
+		qq{SELECT vacuum_count > $before FROM pg_stat_user_tables WHERE relname = 'live_jobs'}),
+	'jobs failed with a delayed retry make the worker vacuum live_jobs');
+$node->safe_psql('postgres', q{SELECT pgjq.cancel(id) FROM pgjq.live_jobs});
+
 # A trickle that never leaves 2 000 dead rows behind (20 jobs every 100 ms for 3 s): the statistics
 # alone would never call for a vacuum, but a small table is vacuumed whenever jobs moved, so that its
 # dead rows are reused before new ones extend it.

@@ -476,6 +476,7 @@ bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
                 // Another job's window took the key while this one was being inserted: withdraw it.
                 Datum withdrawn[1] = {Int64GetDatum(*id)};
                 run_plan(saved_plan(&s_withdraw, k_withdraw), withdrawn, nullptr);
+                note_live_rows_replaced();
                 give_back_depth(values[0], r.count);
                 continue;
             }

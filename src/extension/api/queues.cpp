@@ -7,6 +7,7 @@
 #include "core/lifecycle.hpp"
 #include "core/spi.hpp"
 #include "core/waiting_jobs.hpp"
+#include "maintenance/notification_relay.hpp"
 
 namespace {
 
@@ -302,6 +303,7 @@ PGJQ_API_FUNCTION(drop_queue)
         if (!call.legacy)
             cancel_orphaned_dependents(values[0], call.caller);
         run_plan(saved_plan(&s_delete_live, k_delete_live), values, nullptr);
+        note_live_rows_replaced();
     }
     run_plan(saved_plan(&s_delete_finished, k_delete_finished), values, nullptr);
     run_plan(saved_plan(&s_delete_queue, k_delete_queue), values, nullptr);

@@ -89,9 +89,9 @@ queue_event* s_queues = nullptr;
 int s_nqueues = 0, s_queue_cap = 0;
 local_finished* s_finished = nullptr;
 int s_nfinished = 0, s_finished_cap = 0;
-// Requeued jobs announced (finished ones are in s_finished). Kept when the subtransaction aborts: the worst
-// that leaves is a vacuum that finds nothing.
-bool s_requeued = false;
+// Rows of live_jobs replaced other than by finishing jobs (those are in s_finished). Kept when the
+// subtransaction aborts: the worst that leaves is a vacuum that finds nothing.
+bool s_rows_replaced = false;
 
 void reset_transaction_state()
 {
@@ -101,7 +101,7 @@ void reset_transaction_state()
     s_nqueues = s_queue_cap = 0;
     s_finished = nullptr;
     s_nfinished = s_finished_cap = 0;
-    s_requeued = false;
+    s_rows_replaced = false;
 }
 
 // The ring of this database if a worker serves it now, else nullptr.
@@ -200,7 +200,7 @@ void hand_over()
             ring->finished[(ring->head + ring->count) % k_ring_finished] = s_finished[i].event;
             ring->count++;
         }
-        ring->rows_replaced |= s_requeued || s_nfinished > 0;
+        ring->rows_replaced |= s_rows_replaced || s_nfinished > 0;
     }
     bool orphaned = latch == nullptr || ring->dboid != MyDatabaseId;
     LWLockRelease(ring_lock(ring));
@@ -224,7 +224,7 @@ void relay_xact_callback(XactEvent event, void* arg)
                      errmsg("cannot PREPARE a transaction that enqueued or finished pgjq jobs")));
         break;
     case XACT_EVENT_COMMIT:
-        if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0))
+        if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0 || s_rows_replaced))
             hand_over();
         else if (s_mode == mode::direct)
             request_service(MyDatabaseId, false);  // notified itself; the launcher brings the relay back
@@ -284,7 +284,17 @@ void announce_new_jobs(const char* queue_name, const job_key* first)
 void announce_requeued_jobs(const char* queue_name)
 {
     announce_new_jobs(queue_name);
-    s_requeued = true;
+    s_rows_replaced = true;
+}
+
+void note_live_rows_replaced()
+{
+    // Without a worker serving the database nobody is told, and a transaction that announces nothing must
+    // not count as one that notified by itself (which asks the launcher for a worker at commit).
+    if (s_mode == mode::undecided && live_ring(MyDatabaseId) == nullptr)
+        return;
+    if (transaction_mode() == mode::relay)
+        s_rows_replaced = true;
 }
 
 void announce_finished(int64 job_id, const char* queue_name, const char* status)
@@ -388,13 +398,13 @@ relay_delivery relay_deliver()
     }
     int nqueues = ring->nqueues, count = ring->count;
     bool all_queues = ring->all_queues, overflow = ring->finished_overflow;
-    if (nqueues == 0 && count == 0 && !all_queues && !overflow) {
-        LWLockRelease(ring_lock(ring));
-        return {0, false};
-    }
     // Events lost to an overflow or with another ring may have been anything.
     bool rows_replaced = ring->rows_replaced || all_queues || overflow;
     ring->rows_replaced = false;
+    if (nqueues == 0 && count == 0 && !all_queues && !overflow) {
+        LWLockRelease(ring_lock(ring));
+        return {0, rows_replaced};
+    }
     memcpy(s_taken_queues, ring->queues, sizeof(char[k_queue_len]) * nqueues);
     for (int i = 0; i < count; i++)
         s_taken_finished[i] = ring->finished[(ring->head + i) % k_ring_finished];

@@ -26,6 +26,9 @@ void announce_new_jobs(const char* queue_name, const job_key* first = nullptr);
 // Jobs back to pending (a retry, a lease's recovery): announced as new jobs, and, like a finished job, their
 // old row versions in live_jobs are dead, which the worker's vacuum hears of (live_table_vacuum.cpp).
 void announce_requeued_jobs(const char* queue_name);
+// Rows of live_jobs this transaction updated or deleted without announcing anything (a retry delayed by
+// its backoff, a withdrawn insert, a forced drop of a queue): only the worker's vacuum hears of them.
+void note_live_rows_replaced();
 void announce_finished(int64 job_id, const char* queue_name, const char* status);
 
 // The worker claims its database's ring once the extension is there (so that backends relay to it) and

@@ -9,6 +9,7 @@
 
 #include "core/boundary.hpp"
 #include "core/trigger.hpp"
+#include "maintenance/notification_relay.hpp"
 #include "maintenance/shared_state.hpp"
 
 namespace {
@@ -98,5 +99,6 @@ PGJQ_FUNCTION(wake_maintenance)
     Datum run_at = heap_getattr(row, SPI_fnumber(desc, "run_at"), desc, &isnull);
     if (!isnull)
         wake_maintenance_at_commit(DatumGetTimestampTz(run_at));
+    pgjq::note_live_rows_replaced();  // a retry delayed by its backoff is announced only once due
     return PointerGetDatum(row);
 }

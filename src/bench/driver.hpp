@@ -83,6 +83,9 @@ public:
   // Until the next reset(), completed jobs are deleted rather than kept as history. False if the system
   // has no such setting.
   virtual bool discard_completed() { return false; }
+  // Whether its sessions' begin_and_claim holds claims in the worker's transaction (asked before loading
+  // the jobs of a drain that needs it).
+  virtual bool claims_in_transaction() const { return false; }
   virtual void vacuum_analyze() = 0;
   virtual table_sizes sizes() = 0;
   // Which table holds what of sizes().queue, for the report ("live_jobs 1.2 MB + queue_depth 0.1 MB").

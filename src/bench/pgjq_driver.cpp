@@ -207,6 +207,7 @@ public:
     m_admin.exec("SELECT pgjq.alter_queue('default', max_pending => " + std::to_string(max_pending) + ")");
   }
 
+  bool claims_in_transaction() const override { return true; }
   bool discard_completed() override
   {
     m_admin.exec("SELECT pgjq.alter_queue('default', keep_completed => false)");

@@ -11,10 +11,11 @@ namespace pgjq::bench
 
 using scenario_fn = void (*)(driver &, const config &, results &);
 
-// Round k runs the scenario once for every driver, the first driver first in even rounds and last in odd
-// ones, so that a drift in the machine's load (this machine is shared) falls on both sides of a ratio
-// instead of on whichever system ran second. Only for scenarios whose every figure is one value per run.
-// A round that throws for a driver is noted in r and leaves that driver's figures with fewer runs.
+// Each round runs the scenario once for every driver, the first driver first in rounds 1, 3, ... and last
+// in rounds 2, 4, ..., so that a drift in the machine's load (this machine is shared) falls on both sides
+// of a ratio instead of on whichever system ran second. Only for scenarios whose every figure is one value
+// per run. A round that throws for a driver is noted in r and leaves that driver's figures with fewer
+// runs; so does a round whose server CPU could not be read (the figure's runs column says how many).
 void run_in_rounds(const char *name, scenario_fn run, const std::vector<driver *> &drivers, const config &c,
                    results &r);
 

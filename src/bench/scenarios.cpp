@@ -295,7 +295,7 @@ void scenario_drain(driver &d, const config &c, results &r)
     for (int run = 0; run < c.runs; ++run)
     {
       d.reset();
-      if (discard && !d.discard_completed())
+      if ((discard && !d.discard_completed()) || (in_transaction && !d.claims_in_transaction()))
         break;
       load(d, 0, jobs, 2);
       d.vacuum_analyze();

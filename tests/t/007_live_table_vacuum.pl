@@ -61,22 +61,29 @@ sub trickle
 	});
 }
 
+# $rounds transactions of one statement, 100 ms apart.
+sub every_100ms
+{
+	my ($rounds, $statement) = @_;
+	$node->safe_psql('postgres', qq{
+		DO \$\$
+		BEGIN
+		  FOR i IN 1 .. $rounds LOOP
+		    $statement;
+		    COMMIT;
+		    PERFORM pg_sleep(0.1);
+		  END LOOP;
+		END \$\$;
+	});
+}
+
 # New jobs leave no dead row versions, so a stream of enqueues alone (20 jobs every 100 ms for 3 s) is no
 # reason to vacuum: each vacuum rewrites live_jobs' pg_class row in place, and its invalidation makes
 # every producer rebuild its cache of the table and re-plan its statements.
 sleep(0.5);    # whatever the completions above left for the worker has been looked at
 $before = $node->safe_psql('postgres',
 	q{SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'live_jobs'});
-$node->safe_psql('postgres', q{
-	DO $$
-	BEGIN
-	  FOR i IN 1 .. 30 LOOP
-	    PERFORM pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, 20) g));
-	    COMMIT;
-	    PERFORM pg_sleep(0.1);
-	  END LOOP;
-	END $$;
-});
+every_100ms(30, q{PERFORM pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, 20) g))});
 is($node->safe_psql('postgres', qq{SELECT vacuum_count - $before FROM pg_stat_user_tables WHERE relname = 'live_jobs'}),
 	'0', 'enqueues alone do not make the worker vacuum live_jobs');
 $node->safe_psql('postgres', q{
@@ -90,16 +97,7 @@ $node->safe_psql('postgres', q{SELECT pgjq.enqueue_batch('t', (SELECT jsonb_agg(
 sleep(0.5);
 $before = $node->safe_psql('postgres',
 	q{SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'live_jobs'});
-$node->safe_psql('postgres', q{
-	DO $$
-	BEGIN
-	  FOR i IN 1 .. 10 LOOP
-	    PERFORM pgjq.fail(id, 'w', 'down', interval '1 hour') FROM pgjq.claim_job_batch('w', NULL, 20);
-	    COMMIT;
-	    PERFORM pg_sleep(0.1);
-	  END LOOP;
-	END $$;
-});
+every_100ms(10, q{PERFORM pgjq.fail(id, 'w', 'down', interval '1 hour') FROM pgjq.claim_job_batch('w', NULL, 20)});
 ok($node->poll_query_until('postgres',
 		qq{SELECT vacuum_count > $before FROM pg_stat_user_tables WHERE relname = 'live_jobs'}),
 	'jobs failed with a delayed retry make the worker vacuum live_jobs');

@@ -193,17 +193,7 @@ int main(int argc, char **argv)
         run_in_rounds(name, run, {pgjq.get(), recipe.get()}, c, r);
       else
         for (driver *d : {pgjq.get(), recipe.get()})
-        {
-          try
-          {
-            run(*d, c, r);
-          }
-          catch (const std::exception &e)
-          {
-            std::fprintf(stderr, "  [%s] scenario %s failed: %s\n", d->name().c_str(), name, e.what());
-            r.notes.push_back(std::string("scenario ") + name + " failed for " + d->name() + ": " + e.what());
-          }
-        }
+          run_guarded(name, run, *d, c, r, r);
       std::fprintf(stderr, "   (%s took %.0f s)\n", name, seconds_between(t0, steady::now()));
     }
     if (!peers_path.empty())

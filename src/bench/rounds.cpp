@@ -24,6 +24,21 @@ std::string folded_note(std::string note, int runs)
 
 } // namespace
 
+void run_guarded(const char *name, scenario_fn run, driver &d, const config &c, results &run_into, results &r,
+                 int round)
+{
+  try
+  {
+    run(d, c, run_into);
+  }
+  catch (const std::exception &e)
+  {
+    const std::string where = round > 0 ? " round " + std::to_string(round) : "";
+    std::fprintf(stderr, "  [%s] scenario %s%s failed: %s\n", d.name().c_str(), name, where.c_str(), e.what());
+    r.notes.push_back(std::string("scenario ") + name + where + " failed for " + d.name() + ": " + e.what());
+  }
+}
+
 void run_in_rounds(const char *name, scenario_fn run, const std::vector<driver *> &drivers, const config &c, results &r)
 {
   config one = c;
@@ -36,18 +51,7 @@ void run_in_rounds(const char *name, scenario_fn run, const std::vector<driver *
     if (k % 2 == 1)
       order.assign(drivers.rbegin(), drivers.rend());
     for (driver *d : order)
-    {
-      try
-      {
-        run(*d, one, rounds[static_cast<std::size_t>(k)]);
-      }
-      catch (const std::exception &e)
-      {
-        std::fprintf(stderr, "  [%s] scenario %s round %d failed: %s\n", d->name().c_str(), name, k + 1, e.what());
-        r.notes.push_back(std::string("scenario ") + name + " round " + std::to_string(k + 1) + " failed for " +
-                          d->name() + ": " + e.what());
-      }
-    }
+      run_guarded(name, run, *d, one, rounds[static_cast<std::size_t>(k)], r, k + 1);
   }
 
   // One summary per (figure, system), in the order the first round that has it wrote it; the first

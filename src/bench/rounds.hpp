@@ -16,6 +16,10 @@ using scenario_fn = void (*)(driver &, const config &, results &);
 // of a ratio instead of on whichever system ran second. Only for scenarios whose every figure is one value
 // per run. A round that throws for a driver is noted in r and leaves that driver's figures with fewer
 // runs; so does a round whose server CPU could not be read (the figure's runs column says how many).
+// Runs the scenario once for d; an exception is printed and noted in r (`round`: 0, or the round it failed in).
+void run_guarded(const char *name, scenario_fn run, driver &d, const config &c, results &run_into, results &r,
+                 int round = 0);
+
 void run_in_rounds(const char *name, scenario_fn run, const std::vector<driver *> &drivers, const config &c,
                    results &r);
 

@@ -846,13 +846,13 @@ END
 $$;
 REVOKE ALL ON FUNCTION pgjq.join_cluster(integer) FROM PUBLIC;
 
--- Room on each page for the claims of its jobs ------------------------------------------------------------
+-- Room on each page for the claims of its jobs --------------------------------------------------------
 
 -- A claim cannot be a heap-only update (status is in the indexes' predicates), but its new version still
 -- goes on the page of the pending one when that page has room. Then the claim locks and logs one heap page,
 -- not two (a version moved to another page goes whole into the WAL), and workers claiming at once do not
 -- queue for the one page they would all extend the table onto. At 90 about one claim in ten found room; at
--- 50 almost all do, since a claimed version is only its lease longer than the pending one, and the room of
+-- 50 nine in ten do, since a claimed version is only its lease longer than the pending one, and the room of
 -- versions claimed earlier is pruned once their transaction is over. Drain at claim batch 100: 95-96k ->
 -- 101-120k jobs/s (docs/benchmarks.md, "Changes measured for cost"). A backlog takes about 1.8 times the
 -- pages. The setting applies to pages written from now on: an upgraded backlog keeps its pages as they are.

@@ -14,6 +14,7 @@ import tempfile
 import time
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -36,7 +37,9 @@ def browser(profile):
 
 def wait(driver, what, condition, seconds=20):
     try:
-        return WebDriverWait(driver, seconds, poll_frequency=0.1).until(lambda d: condition(d))
+        # The dashboard replaces its tables on every refresh, so an element found a moment ago can be gone.
+        return WebDriverWait(driver, seconds, poll_frequency=0.1,
+                             ignored_exceptions=[StaleElementReferenceException]).until(lambda d: condition(d))
     except Exception:
         fail(f"{what} (waited {seconds} s); page text:\n{driver.find_element(By.TAG_NAME, 'body').text[:3000]}")
 
@@ -48,6 +51,17 @@ def refreshes(driver):
 def job_button(driver, action, job_id):
     found = driver.find_elements(By.CSS_SELECTOR, f'#jobs button[data-action="{action}"][data-job="{job_id}"]')
     return found[0] if found else None
+
+
+def click_job_button(driver, action, job_id):
+    """Finds and clicks the button in one step, so that a refresh between the two only means another try."""
+    def clicked(d):
+        button = job_button(d, action, job_id)
+        if button is None:
+            return False
+        button.click()
+        return True
+    wait(driver, f"a click on the {action} button of job {job_id}", clicked)
 
 
 def message(driver):
@@ -74,7 +88,7 @@ def main():
             errors = driver.find_element(By.ID, "jobs").text
             if "<script>" not in errors:
                 fail(f"the failed job's error is not shown as text: {errors}")
-            job_button(driver, "show", failed_id).click()
+            click_job_button(driver, "show", failed_id)
             wait(driver, "the job's detail", lambda d: d.find_element(By.ID, "job-detail").is_displayed())
             payload = driver.find_element(By.ID, "job-payload").text
             if "<script>" not in payload or "onerror" not in payload:
@@ -87,7 +101,7 @@ def main():
                 if severe:
                     fail(f"console errors: {severe}")
                 driver.save_screenshot(sys.argv[4])
-            job_button(driver, "retry", failed_id).click()
+            click_job_button(driver, "retry", failed_id)
             if role == "admin":
                 wait(driver, "the retry's confirmation", lambda d: "is pending again" in message(d))
             else:

@@ -158,6 +158,19 @@ struct enqueue_request {
     const api_call* call;      // who asks
 };
 
+// Calls visit(element) for each element of a batch's JSON array, in order. (No C++ object lives across
+// the calls, so an error raised in visit leaves nothing behind.)
+template <typename Visit>
+void for_each_payload(const Jsonb* payloads, Visit visit)
+{
+    JsonbIterator* it = JsonbIteratorInit(const_cast<JsonbContainer*>(&payloads->root));
+    JsonbValue element;
+    JsonbIteratorToken token;
+    while ((token = JsonbIteratorNext(&it, &element, true)) != WJB_DONE)
+        if (token == WJB_ELEM)
+            visit(element);
+}
+
 // Whether the job is inserted waiting: for its group, or for jobs it depends on.
 bool waits(const enqueue_request& r)
 {
@@ -451,6 +464,43 @@ row_insert insert_job_row(const enqueue_request& r, const Datum* values, const c
     return insert_row(pgjq_relation("live_jobs"), k_job_row, row, isnull, id);
 }
 
+// k_insert_batch's rows through the table access method: k_job_row's columns and the drawn id.
+const given_column k_batch_job_columns[] = {
+    {"queue_name", TEXTOID},     {"job_type", TEXTOID},      {"priority", INT4OID},
+    {"payload", JSONBOID},       {"run_at", TIMESTAMPTZOID}, {"max_attempts", INT4OID},
+    {"enqueued_by", REGROLEOID}, {"timeout", INTERVALOID},   {"id", INT8OID}};
+const row_shape k_batch_job_row = {k_batch_job_columns, lengthof(k_batch_job_columns), "id"};
+
+// A batch of jobs that neither wait nor have keys, as k_insert_batch would insert them (`values` and `nulls`
+// as fill_insert_values fills them, `ids` the drawn ids in payload order), written several to a page.
+row_insert insert_batch_rows(const enqueue_request& r, const Datum* values, const char* nulls, ArrayType* ids)
+{
+    constexpr int ncolumns = lengthof(k_batch_job_columns);
+    static const int from_argument[ncolumns - 1] = {0, 1, 2, 3, 4, 5, 7, 8};
+    const int nrows = static_cast<int>(r.count);
+    Datum* rows = static_cast<Datum*>(palloc(sizeof(Datum) * ncolumns * nrows));
+    bool* isnull = static_cast<bool*>(palloc(sizeof(bool) * ncolumns * nrows));
+    const int64* drawn = reinterpret_cast<const int64*>(ARR_DATA_PTR(ids));
+    int row = 0;
+    for_each_payload(r.payload, [&](JsonbValue& element) {
+        Datum* v = rows + row * ncolumns;
+        bool* n = isnull + row * ncolumns;
+        for (int c = 0; c < ncolumns - 1; c++) {
+            v[c] = values[from_argument[c]];
+            n[c] = nulls[from_argument[c]] == 'n';
+        }
+        v[3] = JsonbPGetDatum(JsonbValueToJsonb(&element));
+        if (!r.has_run_at) {
+            v[4] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+            n[4] = false;
+        }
+        v[ncolumns - 1] = Int64GetDatum(drawn[row]);
+        n[ncolumns - 1] = false;
+        row++;
+    });
+    return insert_rows(pgjq_relation("live_jobs"), k_batch_job_row, row, rows, isnull, nullptr);
+}
+
 // Enqueues one job; returns false (and enqueues nothing) only when the queue is full and
 // raise_when_full is false. Requires an SPI connection.
 bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
@@ -597,13 +647,8 @@ int64 check_batch_payloads(const Jsonb* payloads)
                 (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("payloads is too large (%d bytes)", bytes),
                  errdetail("The limit set by pgjq.max_batch_bytes is %d bytes.", max_batch_bytes),
                  errhint("Enqueue the jobs in several calls, in one transaction if they belong together.")));
-    JsonbIterator* it = JsonbIteratorInit(const_cast<JsonbContainer*>(&payloads->root));
-    JsonbValue value;
-    JsonbIteratorToken token;
     int64 index = 0;
-    while ((token = JsonbIteratorNext(&it, &value, true)) != WJB_DONE) {
-        if (token != WJB_ELEM)
-            continue;
+    for_each_payload(payloads, [&](JsonbValue& value) {
         int size = value.type == jbvBinary ? value.val.binary.len : value.type == jbvString ? value.val.string.len : 0;
         if (size > max_payload_bytes)
             ereport(ERROR,
@@ -612,7 +657,7 @@ int64 check_batch_payloads(const Jsonb* payloads)
                      errdetail("The limit set by pgjq.max_payload_bytes is %d bytes.", max_payload_bytes),
                      errhint("Store large data elsewhere and enqueue a reference to it.")));
         index++;
-    }
+    });
     return index;
 }
 
@@ -666,21 +711,16 @@ ArrayType* enqueue_batch_one_by_one(enqueue_request& r, char** unique_keys, char
 {
     Jsonb* payloads = r.payload;
     Datum* ids = static_cast<Datum*>(palloc(sizeof(Datum) * (r.count + 1)));
-    JsonbIterator* it = JsonbIteratorInit(&payloads->root);
-    JsonbValue value;
-    JsonbIteratorToken token;
     int64 index = 0;
     r.count = 1;
-    while ((token = JsonbIteratorNext(&it, &value, true)) != WJB_DONE) {
-        if (token != WJB_ELEM)
-            continue;
+    for_each_payload(payloads, [&](JsonbValue& value) {
         r.payload = JsonbValueToJsonb(&value);
         r.unique_key = unique_keys ? unique_keys[index] : nullptr;
         r.group_key = group_keys ? group_keys[index] : nullptr;
         int64 id = 0;
         enqueue_one(r, true, &id);
         ids[index++] = Int64GetDatum(id);
-    }
+    });
     return construct_array(ids, static_cast<int>(index), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 }
 
@@ -740,7 +780,7 @@ PGJQ_API_FUNCTION(enqueue_batch)
         nulls[9] = nulls[10];
         run_plan(saved_plan(&s_insert_batch_waiting, k_insert_batch_waiting), values, nulls);
         settle_waiting_insert(r, ids);
-    } else {
+    } else if (insert_batch_rows(r, values, nulls, DatumGetArrayTypeP(ids)) == row_insert::not_direct) {
         run_plan(saved_plan(&s_insert_batch, k_insert_batch), values, nulls);
     }
     if (!waits(r))

@@ -10,7 +10,7 @@ namespace {
 
 using namespace pgjq;
 
-constexpr int k_max_caches = 4;
+constexpr int k_max_caches = 8;
 prepared_cache* s_caches[k_max_caches];
 int s_ncaches = 0;
 

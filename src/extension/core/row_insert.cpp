@@ -26,7 +26,7 @@ namespace {
 
 using namespace pgjq;
 
-// What insert_row keeps of one table, for one row shape (s_cache).
+// What insert_row or insert_rows keeps of one table, for one row shape (s_row_cache, s_rows_cache).
 struct prepared_table {
     bool direct;  // false: the table has something only the statement applies
     TupleDesc desc;
@@ -39,7 +39,10 @@ struct prepared_table {
     ExprContext* econtext;  // standalone; its per-tuple memory holds a call's defaults
 };
 
-prepared_cache s_cache = {"pgjq row insert"};
+// insert_row's and insert_rows' (one shape each in practice: a job's, and a batch's with its drawn ids), so
+// that a producer mixing single jobs and batches does not rebuild the state at every switch.
+prepared_cache s_row_cache = {"pgjq row insert"};
+prepared_cache s_rows_cache = {"pgjq rows insert"};
 // The transaction in which a call is using the state: a call nested in it (a default or a constraint
 // that enqueues) must not reset the evaluation the outer call is in the middle of, and gets the statement.
 // After an error it stays set for the rest of that transaction, whose calls get the statement too.
@@ -161,55 +164,136 @@ void close_all(Relation rel, Relation* indexes, int nindexes)
     table_close(rel, NoLock);
 }
 
-}  // namespace
+// The table opened and locked for an insert, its indexes open, and its prepared state.
+struct open_table {
+    Relation rel;
+    Relation* indexes;
+    int nindexes;
+    const prepared_table* t;
+};
 
-namespace pgjq {
-
-row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, const bool* isnull, Datum* returned)
+// Opens relid for insert_row or insert_rows and marks the state busy; false, having opened nothing, when
+// the rows must take the statement.
+bool open_for_insert(prepared_cache* cache, Oid relid, const row_shape& shape, open_table* o)
 {
     const LocalTransactionId transaction = current_local_transaction();
     if (!OidIsValid(relid) || XactReadOnly || IsInParallelMode() || s_busy_in == transaction)
-        return row_insert::not_direct;
+        return false;
     Relation rel = table_open(relid, RowExclusiveLock);
     if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK) {
         table_close(rel, NoLock);
-        return row_insert::not_direct;
+        return false;
     }
     // Every lock first: taking one accepts the invalidations that mark the prepared state stale.
     List* index_oids;
     Relation* indexes = open_indexes(rel, &index_oids);
     const int nindexes = list_length(index_oids);
     auto build = [&]() { return prepare_table(rel, indexes, nindexes, shape); };
-    const prepared_table* t = cached_state<prepared_table>(&s_cache, &relid, 1, index_oids, &shape, build);
+    const prepared_table* t = cached_state<prepared_table>(cache, &relid, 1, index_oids, &shape, build);
     if (!t->direct) {
         close_all(rel, indexes, nindexes);
-        return row_insert::not_direct;
+        return false;
     }
-
+    *o = {rel, indexes, nindexes, t};
     s_busy_in = transaction;
-    ResetExprContext(t->econtext);
-    TupleTableSlot* slot = MakeSingleTupleTableSlot(t->desc, &TTSOpsVirtual);
-    form_row(t, values, isnull, slot);
-    check_constraints(t->checks, rel, slot, t->econtext);
-    table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, nullptr);
-    insert_index_entries(t->indexes, indexes, t->nindexes, rel, slot, t->econtext, false);
+    return true;
+}
 
+// The row's `returning` column, copied into the current memory context.
+Datum returned_value(const prepared_table* t, TupleTableSlot* slot)
+{
     bool returned_null;
     Datum value = slot_getattr(slot, t->returning_at, &returned_null);
     Form_pg_attribute returning = TupleDescAttr(t->desc, t->returning_at - 1);
-    *returned = returned_null ? (Datum) 0 : datumCopy(value, returning->attbyval, returning->attlen);
+    return returned_null ? (Datum) 0 : datumCopy(value, returning->attbyval, returning->attlen);
+}
+
+void close_after_insert(const open_table& o)
+{
+    o.t->econtext->ecxt_scantuple = nullptr;
+    ResetExprContext(o.t->econtext);
+    s_busy_in = InvalidLocalTransactionId;
+    close_all(o.rel, o.indexes, o.nindexes);
+    CommandCounterIncrement();
+}
+
+// Rows per table_multi_insert: COPY's buffer, which bounds the memory a call holds.
+constexpr int k_rows_per_multi_insert = 1000;
+
+}  // namespace
+
+namespace pgjq {
+
+row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, const bool* isnull, Datum* returned)
+{
+    open_table o;
+    if (!open_for_insert(&s_row_cache, relid, shape, &o))
+        return row_insert::not_direct;
+    const prepared_table* t = o.t;
+    ResetExprContext(t->econtext);
+    TupleTableSlot* slot = MakeSingleTupleTableSlot(t->desc, &TTSOpsVirtual);
+    form_row(t, values, isnull, slot);
+    check_constraints(t->checks, o.rel, slot, t->econtext);
+    table_tuple_insert(o.rel, slot, GetCurrentCommandId(true), 0, nullptr);
+    insert_index_entries(t->indexes, o.indexes, t->nindexes, o.rel, slot, t->econtext, false);
+    *returned = returned_value(t, slot);
     t->econtext->ecxt_scantuple = nullptr;
     ExecDropSingleTupleTableSlot(slot);
-    ResetExprContext(t->econtext);
-    s_busy_in = InvalidLocalTransactionId;
-    close_all(rel, indexes, nindexes);
-    CommandCounterIncrement();
+    close_after_insert(o);
+    return row_insert::inserted;
+}
+
+row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum* values, const bool* isnull,
+                       Datum* returned)
+{
+    if (nrows <= 0)
+        return row_insert::inserted;
+    open_table o;
+    if (!open_for_insert(&s_rows_cache, relid, shape, &o))
+        return row_insert::not_direct;
+    const prepared_table* t = o.t;
+    const int per_write = Min(nrows, k_rows_per_multi_insert);
+    MemoryContext rows_memory = AllocSetContextCreate(CurrentMemoryContext, "pgjq rows", ALLOCSET_DEFAULT_SIZES);
+    MemoryContext caller_memory = MemoryContextSwitchTo(rows_memory);
+    TupleTableSlot** slots = static_cast<TupleTableSlot**>(palloc(sizeof(TupleTableSlot*) * per_write));
+    for (int i = 0; i < per_write; i++)
+        slots[i] = MakeSingleTupleTableSlot(t->desc, &TTSOpsVirtual);
+    const CommandId command = GetCurrentCommandId(true);
+    for (int first = 0; first < nrows; first += per_write) {
+        const int n = Min(per_write, nrows - first);
+        // Each row is copied into its slot, so that the per-tuple memory of its defaults and checks can go.
+        for (int i = 0; i < n; i++) {
+            const int row = first + i;
+            ResetExprContext(t->econtext);
+            form_row(t, values + row * shape.ncolumns, isnull + row * shape.ncolumns, slots[i]);
+            ExecMaterializeSlot(slots[i]);
+            check_constraints(t->checks, o.rel, slots[i], t->econtext);
+        }
+        // Every row of the write is in the heap before the first index entry, as with COPY: a unique index
+        // then finds a duplicate within the batch when the second one's entry goes in.
+        table_multi_insert(o.rel, slots, n, command, 0, nullptr);
+        for (int i = 0; i < n; i++) {
+            ResetExprContext(t->econtext);
+            insert_index_entries(t->indexes, o.indexes, t->nindexes, o.rel, slots[i], t->econtext, false);
+            if (returned != nullptr) {
+                MemoryContextSwitchTo(caller_memory);
+                returned[first + i] = returned_value(t, slots[i]);
+                MemoryContextSwitchTo(rows_memory);
+            }
+        }
+    }
+    for (int i = 0; i < per_write; i++)
+        ExecDropSingleTupleTableSlot(slots[i]);
+    MemoryContextSwitchTo(caller_memory);
+    MemoryContextDelete(rows_memory);
+    close_after_insert(o);
     return row_insert::inserted;
 }
 
 void register_row_insert_callbacks()
 {
-    watch_prepared_cache(&s_cache);
+    watch_prepared_cache(&s_row_cache);
+    watch_prepared_cache(&s_rows_cache);
 }
 
 }  // namespace pgjq

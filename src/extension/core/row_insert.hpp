@@ -1,4 +1,4 @@
-// row_insert.hpp: inserts one row into a table through its access method, applying what an INSERT
+// row_insert.hpp: inserts one row, or several, into a table through its access method, applying what an INSERT
 // statement would apply to it: the columns' defaults, NOT NULL and CHECK constraints, and an entry in every
 // index whose predicate the row meets. The constraints, defaults and index predicates are prepared once per
 // backend and kept until the table changes. A single-job enqueue is an INSERT of one row, and run as a
@@ -41,6 +41,13 @@ enum class row_insert {
 // SQLSTATE and message (without its "Failing row contains" detail). The new row is visible to the
 // transaction's next command.
 row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, const bool* isnull, Datum* returned);
+
+// insert_row for nrows rows (values and isnull hold them one after another, each in the shape's order), written
+// as COPY writes them: as many rows onto a page as fit, with one WAL record per page instead of one per row.
+// Sets returned[i] to row i's `returning` column, unless returned is nullptr. Does nothing and returns
+// not_direct in insert_row's cases. A duplicate key within the rows raises the statement's error too.
+row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum* values, const bool* isnull,
+                       Datum* returned);
 
 // _PG_init: forget the prepared state when the table, its indexes or constraints, or a function or type
 // change.

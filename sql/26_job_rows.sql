@@ -2,9 +2,11 @@
 -- (core/row_insert.cpp; a batch several rows to a page in one write, as COPY writes them), with what the INSERT
 -- statement applied: the columns' defaults, NOT NULL and CHECK constraints and every index's entry, including
 -- those an owner adds; a table it cannot serve that way gets the statement.
+SET client_min_messages = warning;  -- whether an earlier test created them or not
 CREATE EXTENSION IF NOT EXISTS amcheck;
 CREATE EXTENSION IF NOT EXISTS pg_walinspect;
 CREATE EXTENSION IF NOT EXISTS pageinspect;
+RESET client_min_messages;
 CREATE TEMP VIEW rows_q_jobs AS
 SELECT count(*) AS jobs,
        count(*) FILTER (WHERE status = 'pending' AND attempts = 0 AND events_count = 0 AND created_at = now()

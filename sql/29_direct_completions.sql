@@ -166,6 +166,31 @@ COMMIT;
 SELECT count(*) AS finished FROM pgjq.finished_jobs
  WHERE id = ANY ((:'hinted'::bigint[])[1:2] || (:'hinted_again'::bigint[])) AND status = 'completed';
 
+-- A batch's history rows go into finished_jobs as COPY writes rows: many to a page, one WAL record per page
+-- instead of one per job.
+SET client_min_messages = warning;  -- whether an earlier test created it or not
+CREATE EXTENSION IF NOT EXISTS pg_walinspect;
+CREATE EXTENSION IF NOT EXISTS amcheck;
+RESET client_min_messages;
+SELECT count(pgjq.enqueue('t', jsonb_build_object('n', g), 'direct_q')) FROM generate_series(1, 200) g;
+SELECT array_agg(id ORDER BY id) AS claimed_ids FROM pgjq.claim_job_batch('w1', NULL, 200, 'direct_q') \gset
+SELECT pg_current_wal_insert_lsn() AS wal_before \gset
+BEGIN;  -- a commit that waits for its WAL flush (a worker call of its own would not), so that the WAL is there to read
+SELECT pgjq.complete_batch(:'claimed_ids', 'w1') AS completed;
+COMMIT;
+SELECT count(*) FILTER (WHERE resource_manager = 'Heap' AND record_type LIKE 'INSERT%') AS row_inserts,
+       count(*) FILTER (WHERE resource_manager = 'Heap2' AND record_type LIKE 'MULTI_INSERT%') BETWEEN 1 AND
+       (SELECT count(DISTINCT (ctid::text::point)[0]) FROM pgjq.finished_jobs WHERE id = ANY (:'claimed_ids'))
+       AS a_record_per_page
+  FROM pg_get_wal_records_info(:'wal_before', pg_current_wal_flush_lsn())
+ WHERE block_ref LIKE '%/' || pg_relation_filenode('pgjq.finished_jobs') || ' fork main %';
+SELECT count(*) AS history_rows, count(*) FILTER (WHERE payload ? 'n' AND worker_id = 'w1') AS as_completed
+  FROM pgjq.finished_jobs WHERE id = ANY (:'claimed_ids') AND status = 'completed';
+SELECT count(*) AS btree_indexes_checked
+  FROM pg_index i JOIN pg_class r ON r.oid = i.indexrelid JOIN pg_am am ON am.oid = r.relam AND am.amname = 'btree',
+       LATERAL (SELECT bt_index_check(i.indexrelid, true)) c
+ WHERE i.indrelid = 'pgjq.finished_jobs'::regclass;
+
 SELECT pgjq.drop_queue(q, force => true) FROM unnest(ARRAY['direct_q', 'statement_q']) q;
 DROP VIEW public.history;
 DROP FUNCTION public.finish_jobs(text);

@@ -618,7 +618,12 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
     const CommandId cid = GetCurrentCommandId(true);
     IndexScanDesc scan = index_beginscan(live, primary_key, snapshot, 1, 0);
     TupleTableSlot* job = table_slot_create(live, nullptr);
-    TupleTableSlot* row = MakeSingleTupleTableSlot(RelationGetDescr(finished), &TTSOpsVirtual);
+    // The history rows are written together, several to a page (insert_rows_with_entries).
+    const int per_write = Max(1, Min(nids, k_rows_per_multi_insert));
+    TupleTableSlot** rows = static_cast<TupleTableSlot**>(palloc(sizeof(TupleTableSlot*) * per_write));
+    for (int i = 0; i < per_write; i++)
+        rows[i] = MakeSingleTupleTableSlot(RelationGetDescr(finished), &TTSOpsVirtual);
+    int buffered = 0;
     begin_index_writes(p->indexes, nindexes);
     claimed_fetches fetches;
     for (int i = 0; i < nids; i++) {
@@ -639,23 +644,30 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
         const Datum queue = job->tts_values[p->at[l_queue_name] - 1];
         const bool kept = a.status != completed || !among(queue, discarding_names, ndiscarding);
         if (kept) {
+            TupleTableSlot* row = rows[buffered++];
             form_history(p, a, job, row);
+            ExecMaterializeSlot(row);  // its values point into the deleted version, which the next job replaces
             if (p->announces) {
                 char* queue_name = TextDatumGetCString(queue);
                 announce_finished(ids[i], queue_name, r.status);
                 pfree(queue_name);
             }
             check_constraints(p->checks, finished, row, p->econtext);
-            table_tuple_insert(finished, row, cid, 0, nullptr);
-            insert_index_entries(p->indexes, indexes, nindexes, finished, row, p->econtext, false);
         }
         gather(&g, p, a, job, kept);
+        if (buffered == per_write) {
+            insert_rows_with_entries(finished, rows, buffered, cid, p->indexes, indexes, nindexes, p->econtext);
+            buffered = 0;
+        }
     }
+    if (buffered > 0)
+        insert_rows_with_entries(finished, rows, buffered, cid, p->indexes, indexes, nindexes, p->econtext);
     end_index_writes(p->indexes, indexes, nindexes);
     p->econtext->ecxt_scantuple = nullptr;
     ResetExprContext(p->econtext);
     index_endscan(scan);
-    ExecDropSingleTupleTableSlot(row);
+    for (int i = 0; i < per_write; i++)
+        ExecDropSingleTupleTableSlot(rows[i]);
     ExecDropSingleTupleTableSlot(job);
     UnregisterSnapshot(snapshot);
     close_all();

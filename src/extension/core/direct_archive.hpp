@@ -6,8 +6,9 @@
 // trigger call per job. archive_directly finds each job where this session's claim left it
 // (core/claimed_versions.hpp) or else through live_jobs' primary key, and deletes it as
 // the statement's DELETE would (waiting for a transaction changing it, and taking its latest version, locked,
-// if that still meets the statement's conditions, as EvalPlanQual does), then inserts its history row with
-// finished_jobs' CHECK and NOT NULL tests and index entries, and sends the notice the trigger would send.
+// if that still meets the statement's conditions, as EvalPlanQual does), then forms its history row with
+// finished_jobs' CHECK and NOT NULL tests, and sends the notice the trigger would send. The call's history
+// rows go in together, many to a page, and then their index entries (core/table_writes.hpp).
 #pragma once
 
 #include "core/lifecycle.hpp"

@@ -217,9 +217,6 @@ void close_after_insert(const open_table& o)
     CommandCounterIncrement();
 }
 
-// Rows per table_multi_insert: COPY's buffer, which bounds the memory a call holds.
-constexpr int k_rows_per_multi_insert = 1000;
-
 }  // namespace
 
 namespace pgjq {
@@ -269,17 +266,12 @@ row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum
             ExecMaterializeSlot(slots[i]);
             check_constraints(t->checks, o.rel, slots[i], t->econtext);
         }
-        // Every row of the write is in the heap before the first index entry, as with COPY: a unique index
-        // then finds a duplicate within the batch when the second one's entry goes in.
-        table_multi_insert(o.rel, slots, n, command, 0, nullptr);
-        for (int i = 0; i < n; i++) {
-            ResetExprContext(t->econtext);
-            insert_index_entries(t->indexes, o.indexes, t->nindexes, o.rel, slots[i], t->econtext, false);
-            if (returned != nullptr) {
-                MemoryContextSwitchTo(caller_memory);
+        insert_rows_with_entries(o.rel, slots, n, command, t->indexes, o.indexes, t->nindexes, t->econtext);
+        if (returned != nullptr) {
+            MemoryContextSwitchTo(caller_memory);
+            for (int i = 0; i < n; i++)
                 returned[first + i] = returned_value(t, slots[i]);
-                MemoryContextSwitchTo(rows_memory);
-            }
+            MemoryContextSwitchTo(rows_memory);
         }
     }
     for (int i = 0; i < per_write; i++)

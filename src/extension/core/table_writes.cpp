@@ -113,6 +113,16 @@ void insert_index_entries(const prepared_index* prepared, Relation* indexes, int
     }
 }
 
+void insert_rows_with_entries(Relation rel, TupleTableSlot** slots, int count, CommandId cid,
+                              const prepared_index* prepared, Relation* indexes, int nindexes, ExprContext* econtext)
+{
+    table_multi_insert(rel, slots, count, cid, 0, nullptr);
+    for (int i = 0; i < count; i++) {
+        ResetExprContext(econtext);
+        insert_index_entries(prepared, indexes, nindexes, rel, slots[i], econtext, false);
+    }
+}
+
 TM_Result update_row(Relation rel, ItemPointer tid, TupleTableSlot* slot, CommandId cid, Snapshot snapshot, bool wait,
                      TM_FailureData* failure, bool* insert_entries)
 {

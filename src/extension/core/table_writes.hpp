@@ -1,8 +1,8 @@
 // table_writes.hpp: what an INSERT or UPDATE statement applies to a row of a plain table besides writing it,
 // prepared once and applied by code that writes through the table access method: the NOT NULL and CHECK
-// constraints, and an entry in each b-tree index whose predicate the row meets. row_insert.cpp (a
-// single-job enqueue), direct_claim.cpp (a leased claim) and direct_archive.cpp (jobs finishing) use them;
-// each keeps what it prepared in a prepared_cache (core/prepared_cache.hpp).
+// constraints, and an entry in each b-tree index whose predicate the row meets. row_insert.cpp (an
+// enqueue, single or batched), direct_claim.cpp (a leased claim) and direct_archive.cpp (jobs finishing) use
+// them; each keeps what it prepared in a prepared_cache (core/prepared_cache.hpp).
 #pragma once
 
 #include "core/pg.hpp"
@@ -47,6 +47,16 @@ void check_constraints(const prepared_checks& checks, Relation rel, TupleTableSl
 // which lets a b-tree delete the old versions' entries bottom-up instead of splitting its page).
 void insert_index_entries(const prepared_index* prepared, Relation* indexes, int count, Relation rel,
                           TupleTableSlot* slot, ExprContext* econtext, bool unchanged);
+
+// Rows per table_multi_insert, at most: COPY's buffer, which bounds the memory a call holds.
+constexpr int k_rows_per_multi_insert = 1000;
+
+// The rows in `slots` (formed, checked, and each materialized so that it owns its values) written as COPY
+// writes a buffer of rows: table_multi_insert puts as many onto a page as fit, with one WAL record per page
+// instead of one per row, then each row gets its index entries. Every row is in the heap before the first
+// entry goes in, so a unique index finds a duplicate among them when the second one's entry does.
+void insert_rows_with_entries(Relation rel, TupleTableSlot** slots, int count, CommandId cid,
+                              const prepared_index* prepared, Relation* indexes, int nindexes, ExprContext* econtext);
 
 // table_tuple_update of the version at `tid` to the row in `slot`, as a statement's UPDATE runs it (no
 // crosscheck snapshot); `wait`: for a transaction changing or holding the version, or else TM_BeingModified.

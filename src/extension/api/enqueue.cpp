@@ -498,7 +498,7 @@ row_insert insert_batch_rows(const enqueue_request& r, const Datum* values, cons
         n[ncolumns - 1] = false;
         row++;
     });
-    return insert_rows(pgjq_relation("live_jobs"), k_batch_job_row, row, rows, isnull, nullptr);
+    return insert_rows(pgjq_relation("live_jobs"), k_batch_job_row, row, rows, isnull);
 }
 
 // Enqueues one job; returns false (and enqueues nothing) only when the queue is full and

@@ -240,8 +240,7 @@ row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, co
     return row_insert::inserted;
 }
 
-row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum* values, const bool* isnull,
-                       Datum* returned)
+row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum* values, const bool* isnull)
 {
     if (nrows <= 0)
         return row_insert::inserted;
@@ -267,12 +266,6 @@ row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum
             check_constraints(t->checks, o.rel, slots[i], t->econtext);
         }
         insert_rows_with_entries(o.rel, slots, n, command, t->indexes, o.indexes, t->nindexes, t->econtext);
-        if (returned != nullptr) {
-            MemoryContextSwitchTo(caller_memory);
-            for (int i = 0; i < n; i++)
-                returned[first + i] = returned_value(t, slots[i]);
-            MemoryContextSwitchTo(rows_memory);
-        }
     }
     for (int i = 0; i < per_write; i++)
         ExecDropSingleTupleTableSlot(slots[i]);

@@ -44,10 +44,10 @@ row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, co
 
 // insert_row for nrows rows (values and isnull hold them one after another, each in the shape's order), written
 // as COPY writes them: as many rows onto a page as fit, with one WAL record per page instead of one per row.
-// Sets returned[i] to row i's `returning` column, unless returned is nullptr. Does nothing and returns
-// not_direct in insert_row's cases. A duplicate key within the rows raises the statement's error too.
-row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum* values, const bool* isnull,
-                       Datum* returned);
+// Returns nothing of the rows: a caller that needs their keys gives them (a batch gives its drawn ids). Does
+// nothing and returns not_direct in insert_row's cases. A duplicate key within the rows raises the
+// statement's error too.
+row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum* values, const bool* isnull);
 
 // _PG_init: forget the prepared state when the table, its indexes or constraints, or a function or type
 // change.

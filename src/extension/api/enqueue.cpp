@@ -440,43 +440,44 @@ bool plain_job(const enqueue_request& r)
     return !r.call->legacy && !waits(r) && r.unique_key == nullptr;
 }
 
-// k_insert's row through the table access method (core/row_insert.hpp).
+// The job's row through the table access method (core/row_insert.hpp): k_insert's columns, and for a batch
+// (k_insert_batch) the id it drew as well.
 const given_column k_job_columns[] = {
-    {"queue_name", TEXTOID},    {"job_type", TEXTOID},     {"priority", INT4OID},       {"payload", JSONBOID},
-    {"run_at", TIMESTAMPTZOID}, {"max_attempts", INT4OID}, {"enqueued_by", REGROLEOID}, {"timeout", INTERVALOID}};
-const row_shape k_job_row = {k_job_columns, lengthof(k_job_columns), "id"};
+    {"queue_name", TEXTOID},     {"job_type", TEXTOID},      {"priority", INT4OID},
+    {"payload", JSONBOID},       {"run_at", TIMESTAMPTZOID}, {"max_attempts", INT4OID},
+    {"enqueued_by", REGROLEOID}, {"timeout", INTERVALOID},   {"id", INT8OID}};
+constexpr int k_job_row_columns = lengthof(k_job_columns) - 1;  // all but the id, which its default draws
+const row_shape k_job_row = {k_job_columns, k_job_row_columns, "id"};
+const row_shape k_batch_job_row = {k_job_columns, lengthof(k_job_columns), "id"};
 
-// `values` and `nulls` as fill_insert_values fills them for k_insert ($7, the unique key, is not a column
-// of it; a run_at not given is now(), as coalesce($5, now()) makes it).
-row_insert insert_job_row(const enqueue_request& r, const Datum* values, const char* nulls, Datum* id)
+// The first k_job_row_columns values of a job's row, from `values` and `nulls` as fill_insert_values fills them
+// ($7, the unique key, is not a column of it; a run_at not given is now(), as coalesce($5, now()) makes it).
+void fill_job_row(const enqueue_request& r, const Datum* values, const char* nulls, Datum* row, bool* isnull)
 {
-    static const int from_argument[lengthof(k_job_columns)] = {0, 1, 2, 3, 4, 5, 7, 8};
-    Datum row[lengthof(k_job_columns)];
-    bool isnull[lengthof(k_job_columns)];
-    for (size_t i = 0; i < lengthof(k_job_columns); i++) {
-        row[i] = values[from_argument[i]];
-        isnull[i] = nulls[from_argument[i]] == 'n';
+    static const int from_argument[k_job_row_columns] = {0, 1, 2, 3, 4, 5, 7, 8};
+    for (int c = 0; c < k_job_row_columns; c++) {
+        row[c] = values[from_argument[c]];
+        isnull[c] = nulls[from_argument[c]] == 'n';
     }
     if (!r.has_run_at) {
         row[4] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
         isnull[4] = false;
     }
+}
+
+row_insert insert_job_row(const enqueue_request& r, const Datum* values, const char* nulls, Datum* id)
+{
+    Datum row[k_job_row_columns];
+    bool isnull[k_job_row_columns];
+    fill_job_row(r, values, nulls, row, isnull);
     return insert_row(pgjq_relation("live_jobs"), k_job_row, row, isnull, id);
 }
 
-// k_insert_batch's rows through the table access method: k_job_row's columns and the drawn id.
-const given_column k_batch_job_columns[] = {
-    {"queue_name", TEXTOID},     {"job_type", TEXTOID},      {"priority", INT4OID},
-    {"payload", JSONBOID},       {"run_at", TIMESTAMPTZOID}, {"max_attempts", INT4OID},
-    {"enqueued_by", REGROLEOID}, {"timeout", INTERVALOID},   {"id", INT8OID}};
-const row_shape k_batch_job_row = {k_batch_job_columns, lengthof(k_batch_job_columns), "id"};
-
-// A batch of jobs that neither wait nor have keys, as k_insert_batch would insert them (`values` and `nulls`
-// as fill_insert_values fills them, `ids` the drawn ids in payload order), written several to a page.
+// A batch of jobs that neither wait nor have keys, as k_insert_batch would insert them (`ids` the drawn ids
+// in payload order), written several to a page.
 row_insert insert_batch_rows(const enqueue_request& r, const Datum* values, const char* nulls, ArrayType* ids)
 {
-    constexpr int ncolumns = lengthof(k_batch_job_columns);
-    static const int from_argument[ncolumns - 1] = {0, 1, 2, 3, 4, 5, 7, 8};
+    constexpr int ncolumns = lengthof(k_job_columns);
     const int nrows = static_cast<int>(r.count);
     Datum* rows = static_cast<Datum*>(palloc(sizeof(Datum) * ncolumns * nrows));
     bool* isnull = static_cast<bool*>(palloc(sizeof(bool) * ncolumns * nrows));
@@ -485,15 +486,8 @@ row_insert insert_batch_rows(const enqueue_request& r, const Datum* values, cons
     for_each_payload(r.payload, [&](JsonbValue& element) {
         Datum* v = rows + row * ncolumns;
         bool* n = isnull + row * ncolumns;
-        for (int c = 0; c < ncolumns - 1; c++) {
-            v[c] = values[from_argument[c]];
-            n[c] = nulls[from_argument[c]] == 'n';
-        }
+        fill_job_row(r, values, nulls, v, n);
         v[3] = JsonbPGetDatum(JsonbValueToJsonb(&element));
-        if (!r.has_run_at) {
-            v[4] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
-            n[4] = false;
-        }
         v[ncolumns - 1] = Int64GetDatum(drawn[row]);
         n[ncolumns - 1] = false;
         row++;

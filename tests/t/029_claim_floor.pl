@@ -77,6 +77,23 @@ my $first_of_type = (split /\n/, entries_read('READ COMMITTED', q{'{t}'}))[1];
 cmp_ok($first_of_type, '>=', 2000, "the first claim of type t reads from the start ($first_of_type)");
 my $next_of_type = (split /\n/, entries_read('READ COMMITTED', q{'{t}'}))[1];
 cmp_ok($next_of_type, '<', 300, "the next claim of type t reads from its floor ($next_of_type)");
+# A claim moves the floor past every job it took, not only its first: the next claim of a batch reads the
+# entry of the job at the floor and its own, not the previous batch's again. Both claims in one call, so
+# that the floor the first sets from the start has not lapsed when the second reads.
+sql(q{SELECT pgjq.create_queue('batches')});
+sql(q{SELECT pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, 500) g), 'batches')});
+# The counts a backend has not yet reported cover its earlier transactions too: the claim's are a difference.
+my @batch_reads = split /\n/, sql(q{
+	SELECT count(*) FROM pgjq.claim_job_batch('w', NULL, 100, 'batches');
+	BEGIN;
+	SELECT pg_stat_get_xact_tuples_returned('pgjq.live_jobs_claim_idx'::regclass);
+	SELECT count(*) FROM pgjq.claim_job_batch('w', NULL, 100, 'batches');
+	SELECT pg_stat_get_xact_tuples_returned('pgjq.live_jobs_claim_idx'::regclass);
+	COMMIT;
+});
+my $second_read = $batch_reads[3] - $batch_reads[1];
+is($batch_reads[2], 100, 'the second claim of the batch queue takes 100 jobs');
+cmp_ok($second_read, '<', 150, "and reads from the last job the first took, not again its 100 ($second_read entries)");
 $holder->query_safe('COMMIT');
 $holder->quit;
 
@@ -112,6 +129,19 @@ my $after = enqueue('late');
 $s1->query_safe('COMMIT');
 is(claim('late'), $late, 'the job committed late is taken before a later one');
 is(claim('late'), $after, 'and then the later one');
+
+# ... and one that lies between the first and the last job a batch claim took: the floor is the last one.
+sql(q{SELECT pgjq.create_queue('late_in_batch')});
+my $before_it = enqueue('late_in_batch');
+$s1->query_safe('BEGIN');
+my $in_between = $s1->query_safe(q{SELECT pgjq.enqueue('t', '{}', queue_name => 'late_in_batch')});
+my $after_it = enqueue('late_in_batch');
+is(sql(q{SELECT string_agg(id::text, ',' ORDER BY id) FROM pgjq.claim_job_batch('w', NULL, 2, 'late_in_batch')}),
+	"$before_it,$after_it", 'a batch claim takes the committed jobs on either side of the uncommitted one');
+my $last_one = enqueue('late_in_batch');
+$s1->query_safe('COMMIT');
+is(claim('late_in_batch'), $in_between, 'the job committed late is taken next, although the floor had passed it');
+is(claim('late_in_batch'), $last_one, 'and then the later one');
 
 # A job of a higher priority enqueued after the floor was set.
 sql(q{SELECT pgjq.create_queue('priorities')});

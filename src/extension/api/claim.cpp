@@ -287,10 +287,10 @@ TimestampTz first_lease_end(uint64 rows)
     return first;
 }
 
-// Runs a leased claim into the call's result set; *first is the first job it took in claim order (its
-// rows come in that order). The maintenance worker must look when the first lease ends, not at its next
+// Runs a leased claim into the call's result set; *last is the last job it took in claim order (its rows
+// come in that order). The maintenance worker must look when the first lease ends, not at its next
 // pass.
-uint64 run_leased_claim(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum* values, const char* nulls, job_key* first,
+uint64 run_leased_claim(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum* values, const char* nulls, job_key* last,
                         bool from_floor = false)
 {
     const int id_column = 1, priority_column = 4;  // of pgjq.jobs
@@ -299,9 +299,9 @@ uint64 run_leased_claim(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum* values,
         return 0;
     wake_maintenance_at_commit(first_lease_end(n), deadline_kind::lease_ends);
     bool isnull;
-    first->id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, id_column, &isnull));
-    first->priority =
-        DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, priority_column, &isnull));
+    HeapTuple last_row = SPI_tuptable->vals[n - 1];
+    last->id = DatumGetInt64(SPI_getbinval(last_row, SPI_tuptable->tupdesc, id_column, &isnull));
+    last->priority = DatumGetInt32(SPI_getbinval(last_row, SPI_tuptable->tupdesc, priority_column, &isnull));
     return_rows(fcinfo, n);
     return n;
 }
@@ -310,23 +310,23 @@ uint64 run_leased_claim(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum* values,
 // method (core/direct_claim.hpp) where it can, else by the statement `plan`.
 // `direct` is nullptr in a database at 0.1.0, whose jobs have no columns for the role and the timeout.
 uint64 run_claim_step(FunctionCallInfo fcinfo, direct_claim_request* direct, SPIPlanPtr plan, Datum* values,
-                      const char* nulls, job_key* first, bool from_floor)
+                      const char* nulls, job_key* last, bool from_floor)
 {
     if (direct != nullptr && direct_claims) {
         direct->from_floor = from_floor;
         TimestampTz first_lease_end;
-        int64 n = claim_directly(fcinfo, *direct, first, &first_lease_end);
+        int64 n = claim_directly(fcinfo, *direct, last, &first_lease_end);
         if (n > 0)
             wake_maintenance_at_commit(first_lease_end, deadline_kind::lease_ends);
         if (n >= 0)
             return static_cast<uint64>(n);
     }
-    return run_leased_claim(fcinfo, plan, values, nulls, first, from_floor);
+    return run_leased_claim(fcinfo, plan, values, nulls, last, from_floor);
 }
 
 // A leased claim of a queue that is not FIFO: from the queue's claim floor for the job types claimed when
 // it has one, and from the start when nothing lies there (the floor's part of the queue is empty, or the
-// floor's priority is done). The first job it takes becomes the floor. Only at READ COMMITTED: the floor
+// floor's priority is done). The last job it takes becomes the floor. Only at READ COMMITTED: the floor
 // must be read before the statement's snapshot is taken.
 uint64 claim_leased(FunctionCallInfo fcinfo, const api_call& call, const char* queue_name, ArrayType* job_types,
                     const Datum values[7], const char nulls[7])
@@ -416,8 +416,8 @@ void claim_into(FunctionCallInfo fcinfo, const api_call& call, const char* worke
     if (!in_transaction) {
         if (queue.fifo) {
             values[1] = Int32GetDatum(1);
-            job_key first;
-            n = run_leased_claim(fcinfo, saved_plan(&s_fifo_claim, call.legacy), values, nulls, &first);
+            job_key last;
+            n = run_leased_claim(fcinfo, saved_plan(&s_fifo_claim, call.legacy), values, nulls, &last);
         } else {
             n = claim_leased(fcinfo, call, queue_name, job_types, values, nulls);
         }

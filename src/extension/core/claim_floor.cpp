@@ -230,7 +230,7 @@ claim_floor read_claim_floor(const char* queue_name, uint64 types)
     return seen;
 }
 
-void advance_claim_floor(const char* queue_name, const claim_floor& seen, const job_key& first_taken,
+void advance_claim_floor(const char* queue_name, const claim_floor& seen, const job_key& last_taken,
                          bool read_from_start)
 {
     if (seen.slot < 0)
@@ -238,8 +238,9 @@ void advance_claim_floor(const char* queue_name, const claim_floor& seen, const 
     floor_slot* s = &s_slots[seen.slot];
     SpinLockAcquire(&s->mutex);
     if (held_by(s, queue_name, seen.types) && s->epoch == seen.epoch) {
+        if (read_from_start || !s->valid || precedes(s->key, last_taken))
+            s->key = last_taken;
         s->valid = true;
-        s->key = first_taken;
         if (read_from_start)
             s->set_at = seen.read_at;
     }

@@ -5,10 +5,12 @@
 // than the claim is open (a long report, a session idle in transaction): after 100 000 jobs finished under
 // such a snapshot a 1-job claim read every one of their entries and heap rows, 7.7 ms; from the floor, 0.08 ms.
 //
-// A queue's floor is the key (priority, id) of the first job its last claim took: every entry before it was,
-// for that claim, dead, locked by another claim, not yet committed, not yet due, or of a type the claim
-// does not take. So each set of job types claimed has a floor of its own. Claims start there for as long
-// as nothing has made a job runnable before it:
+// A queue's floor is the key (priority, id) of the last job a claim took: every entry before it was, for
+// that claim, dead, taken by it, locked by another claim, not yet committed, not yet due, or of a type the
+// claim does not take. So each set of job types claimed has a floor of its own. The last job
+// rather than the first, so that the next claim does not read this claim's batch again: with the first,
+// a drain at batch 100 read 6.5 claim-index entries and 3.5 heap rows per job it took. Claims start there
+// for as long as nothing has made a job runnable before it:
 // - a transaction that makes jobs of the queue runnable reports it at commit (runnable_at_commit): an
 //   enqueue lowers the floor only if its first job lies before it, anything else (a retry, a requeue, a
 //   waiting job's turn, a recovered lease, jobs falling due) drops the floor;
@@ -53,10 +55,11 @@ uint64 job_types_key(ArrayType* job_types);
 claim_floor read_claim_floor(const char* queue_name, uint64 types);
 
 // After a claim whose snapshot followed `seen`, and which passed over jobs not due by seen.read_at only:
-// the first job it took (the first in claim order, read from the start or from the floor) becomes the floor,
-// unless a transaction reported runnable jobs since. A floor lapses a second after the claim that read from
-// the start set it, whatever claims from the floor did since.
-void advance_claim_floor(const char* queue_name, const claim_floor& seen, const job_key& first_taken,
+// the last job it took (the last in claim order, read from the start or from the floor) becomes the floor,
+// unless a transaction reported runnable jobs since. A claim from the floor never moves it back: claims that
+// read the same floor end in any order, and each one's walk justifies its own position. A floor lapses a
+// second after the claim that read from the start set it, whatever claims from the floor did since.
+void advance_claim_floor(const char* queue_name, const claim_floor& seen, const job_key& last_taken,
                          bool read_from_start);
 
 // This transaction makes jobs of the queue runnable: `first` (the first of them in claim order), or

@@ -311,7 +311,7 @@ bool claim_one(Relation rel, Relation* indexes, const prepared_claims* p, const 
 
 namespace pgjq {
 
-int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job_key* first,
+int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job_key* last,
                      TimestampTz* first_lease_end)
 {
     const Oid relid = pgjq_relation("live_jobs");
@@ -372,13 +372,14 @@ int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job
         CHECK_FOR_INTERRUPTS();
         ResetExprContext(p->econtext);
         TimestampTz lease_end;
-        if (!claimable(p, r, job, types, ntypes) ||
-            !claim_one(rel, indexes, p, r, c, snapshot, cid, job, claimed, types, ntypes, &lease_end))
+        if (!claimable(p, r, job, types, ntypes))
             continue;
-        if (taken == 0) {
-            first->id = DatumGetInt64(claimed->tts_values[p->at[c_id] - 1]);
-            first->priority = DatumGetInt32(claimed->tts_values[p->at[c_priority] - 1]);
-        }
+        // Where the scan stands in claim order: a version committed since may have another priority.
+        const job_key at = {DatumGetInt32(job->tts_values[p->at[c_priority] - 1]),
+                            DatumGetInt64(job->tts_values[p->at[c_id] - 1])};
+        if (!claim_one(rel, indexes, p, r, c, snapshot, cid, job, claimed, types, ntypes, &lease_end))
+            continue;
+        *last = at;
         if (lease_end < *first_lease_end)
             *first_lease_end = lease_end;
         return_row(p, rsinfo, claimed);

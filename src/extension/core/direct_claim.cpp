@@ -21,6 +21,8 @@ extern "C" {
 #include "catalog/pg_index.h"
 #include "catalog/pg_trigger.h"
 #include "common/int.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
@@ -278,6 +280,44 @@ void return_row(const prepared_claims* p, ReturnSetInfo* rsinfo, TupleTableSlot*
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+// What became of the version in `job`, read from its header before trying to update it. A claim meets
+// about two versions that other claims changed for each job it takes, while they work on the same part of
+// the queue: mostly still being updated (the update would pass the job over, TM_BeingModified), else
+// updated by a claim that committed after this one's snapshot (the update would fail with TM_Updated and the
+// claim would follow the job to its latest version). The update finds that out only after the claimed
+// version was formed, checked and compared with this one column by column; the header says it first. Row
+// locks without an update (FOR UPDATE, FOR KEY SHARE), multixacts and this transaction's own changes are
+// left to the update, which knows which of them conflict.
+enum class version_fate { unknown, being_updated, updated, deleted };
+
+version_fate fate_of(TupleTableSlot* job, ItemPointer newer)
+{
+    if (!TTS_IS_BUFFERTUPLE(job))
+        return version_fate::unknown;
+    BufferHeapTupleTableSlot* slot = reinterpret_cast<BufferHeapTupleTableSlot*>(job);
+    if (!BufferIsValid(slot->buffer) || slot->base.tuple == nullptr)
+        return version_fate::unknown;
+    LockBuffer(slot->buffer, BUFFER_LOCK_SHARE);
+    const HeapTupleHeader header = slot->base.tuple->t_data;
+    const uint16 infomask = header->t_infomask;
+    TransactionId updater = InvalidTransactionId;
+    if ((infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI)) == 0 && !HEAP_XMAX_IS_LOCKED_ONLY(infomask))
+        updater = HeapTupleHeaderGetRawXmax(header);
+    *newer = header->t_ctid;
+    const bool moved_away =
+        !ItemPointerEquals(&slot->base.tuple->t_self, newer) && !HeapTupleHeaderIndicatesMovedPartitions(header);
+    LockBuffer(slot->buffer, BUFFER_LOCK_UNLOCK);
+    if (!TransactionIdIsValid(updater) || TransactionIdIsCurrentTransactionId(updater))
+        return version_fate::unknown;
+    if ((infomask & HEAP_XMAX_COMMITTED) == 0) {
+        if (TransactionIdIsInProgress(updater))
+            return version_fate::being_updated;
+        if (!TransactionIdDidCommit(updater))
+            return version_fate::unknown;
+    }
+    return moved_away ? version_fate::updated : version_fate::deleted;
+}
+
 // Updates the job in `job` (at `tid`) to claimed, following it through versions committed after `snapshot`
 // while they stay claimable. False when it is passed over.
 bool claim_one(Relation rel, Relation* indexes, const prepared_claims* p, const direct_claim_request& r,
@@ -285,7 +325,22 @@ bool claim_one(Relation rel, Relation* indexes, const prepared_claims* p, const 
                Datum* types, int ntypes, TimestampTz* lease_end)
 {
     ItemPointerData tid = job->tts_tid;
-    for (int hop = 0;; hop++) {
+    int hop = 0;
+    switch (fate_of(job, &tid)) {
+    case version_fate::being_updated:
+    case version_fate::deleted:
+        return false;
+    case version_fate::updated:
+        // As after TM_Updated below, without the attempt.
+        if (!table_tuple_fetch_row_version(rel, &tid, SnapshotAny, job) || !claimable(p, r, job, types, ntypes))
+            return false;
+        hop = 1;
+        break;
+    case version_fate::unknown:
+        tid = job->tts_tid;
+        break;
+    }
+    for (;; hop++) {
         *lease_end = form_claimed(p, r, c, job, claimed);
         check_constraints(p->checks, rel, claimed, p->econtext);
         TM_FailureData failure;
@@ -298,7 +353,7 @@ bool claim_one(Relation rel, Relation* indexes, const prepared_claims* p, const 
             return true;
         }
         // Being changed or held (SKIP LOCKED passes it over), deleted, or changed by this transaction.
-        if (result != TM_Updated || hop == k_max_hops)
+        if (result != TM_Updated || hop >= k_max_hops)
             return false;
         // Committed after the snapshot: its latest version, as the statement's recheck would see it.
         tid = failure.ctid;

@@ -325,19 +325,20 @@ bool claim_one(Relation rel, Relation* indexes, const prepared_claims* p, const 
                Datum* types, int ntypes, TimestampTz* lease_end)
 {
     ItemPointerData tid = job->tts_tid;
+    ItemPointerData newer;
     int hop = 0;
-    switch (fate_of(job, &tid)) {
+    switch (fate_of(job, &newer)) {
     case version_fate::being_updated:
     case version_fate::deleted:
         return false;
     case version_fate::updated:
         // As after TM_Updated below, without the attempt.
+        tid = newer;
         if (!table_tuple_fetch_row_version(rel, &tid, SnapshotAny, job) || !claimable(p, r, job, types, ntypes))
             return false;
         hop = 1;
         break;
     case version_fate::unknown:
-        tid = job->tts_tid;
         break;
     }
     for (;; hop++) {

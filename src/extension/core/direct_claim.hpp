@@ -33,10 +33,10 @@ struct direct_claim_request {
 };
 
 // Claims into the call's result set (a materialized SETOF pgjq.jobs) in claim order. Returns how many, with
-// the last job's key (the furthest in claim order) and the earliest lease end; or -1, having done nothing, when the statement must run:
-// a transaction that is read only, parallel, or not READ COMMITTED (the statement raises a serialization
-// failure where this would pass a job over); a table, index, trigger or column this does not know; a caller
-// without the privileges.
+// the key where its scan of the claim index took the last job and the earliest lease end; or -1, having
+// done nothing, when the statement must run: a transaction that is read only, parallel, or not READ
+// COMMITTED (the statement raises a serialization failure where this would pass a job over); a table,
+// index, trigger or column this does not know; a caller without the privileges.
 int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job_key* last,
                      TimestampTz* first_lease_end);
 

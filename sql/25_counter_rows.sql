@@ -1,4 +1,4 @@
--- The counter rows of pgjq.queue_depth are written in place (core/counter_row.cpp) while the table is as
+-- The counter rows of pgjq.queue_depth are written in place (tableam/counter_row.cpp) while the table is as
 -- pgjq made it, and with an UPDATE statement otherwise. Either way every job is counted once.
 CREATE TEMP VIEW rows_counted AS
 SELECT (SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = 'rows_q') AS unfinished,

@@ -1,5 +1,5 @@
 -- A single job, and a batch's jobs, are inserted into pgjq.live_jobs through the table access method
--- (core/row_insert.cpp; a batch several rows to a page in one write, as COPY writes them), with what the INSERT
+-- (tableam/row_insert.cpp; a batch several rows to a page in one write, as COPY writes them), with what the INSERT
 -- statement applied: the columns' defaults, NOT NULL and CHECK constraints and every index's entry, including
 -- those an owner adds; a table it cannot serve that way gets the statement.
 SET client_min_messages = warning;  -- whether an earlier test created them or not

@@ -1,8 +1,6 @@
 // module.cpp: PG_MODULE_MAGIC and _PG_init: the settings, the transaction callbacks, and with preload the
 // shared memory and the launcher.
-#include "core/catalog.hpp"
 #include "core/claim_floor.hpp"
-#include "core/claim_index_plan.hpp"
 #include "core/counted_tables_hook.hpp"
 #include "core/depth.hpp"
 #include "core/direct_archive.hpp"
@@ -11,14 +9,16 @@
 #include "core/latency.hpp"
 #include "core/privileges.hpp"
 #include "core/queue_cache.hpp"
-#include "core/row_insert.hpp"
-#include "core/settings.hpp"
 #include "core/transaction_end.hpp"
 #include "maintenance/database_commands.hpp"
 #include "maintenance/launcher.hpp"
 #include "maintenance/notification_relay.hpp"
 #include "maintenance/shared_state.hpp"
 #include "maintenance/wake.hpp"
+#include "pg/catalog.hpp"
+#include "pg/settings.hpp"
+#include "tableam/claim_index_plan.hpp"
+#include "tableam/row_insert.hpp"
 
 namespace {
 

@@ -132,7 +132,7 @@ DROP FUNCTION pgjq.grant_producer(name), pgjq.grant_worker(name), pgjq.grant_adm
     pgjq.set_capability(name, text, boolean);
 DROP TABLE pgjq.capabilities;
 
--- The refusal of an unknown queue, worded once (core/limits.hpp), for the SQL-language functions below.
+-- The refusal of an unknown queue, worded once (pg/limits.hpp), for the SQL-language functions below.
 CREATE FUNCTION pgjq.raise_unknown_queue(queue_name text) RETURNS void
     LANGUAGE c STRICT AS 'MODULE_PATHNAME', 'pgjq_raise_unknown_queue';
 REVOKE ALL ON FUNCTION pgjq.raise_unknown_queue(text) FROM PUBLIC;
@@ -246,7 +246,7 @@ ALTER FUNCTION pgjq.retry(bigint) SECURITY INVOKER;
 ALTER FUNCTION pgjq.recover_stale() SECURITY INVOKER;
 ALTER FUNCTION pgjq.prune(interval) SECURITY INVOKER;
 -- A row of INSERT INTO pgjq.jobs is a single-job enqueue: as enqueue and try_enqueue, its trigger pins the
--- search path in C (core/name_resolution.hpp), which costs a fraction of what SET clauses cost.
+-- search path in C (pg/name_resolution.hpp), which costs a fraction of what SET clauses cost.
 ALTER FUNCTION pgjq.insert_into_jobs_view() SECURITY INVOKER RESET ALL;
 
 -- Serving many databases in turn (maintenance/launcher.cpp): each database's row also says whether it is
@@ -285,7 +285,7 @@ REVOKE ALL ON FUNCTION pgjq.relation_changed(), pgjq.adopt_legacy_grants(), pgjq
 REVOKE ALL ON pgjq.grants FROM PUBLIC;
 
 -- Bounded settings ----------------------------------------------------------------------------------
--- Each interval has a maximum (core/limits.hpp), so that now() + lease, the retry backoff and
+-- Each interval has a maximum (pg/limits.hpp), so that now() + lease, the retry backoff and
 -- now() - retention can never overflow: 0.1.0 took '178000000 years' as a lease, after which every claim
 -- of the queue failed, and '200000 years' as a retention, after which every prune did. A queue of 0.1.0
 -- with a longer setting keeps the longest one allowed; the table refuses longer ones from now on.

@@ -1,8 +1,8 @@
 // cache_triggers.cpp: the statement triggers behind what each backend caches from pgjq's tables (the
 // queues that keep no completed jobs, the grants): a change makes every backend read the table again
 // after it commits (this backend at its next command), through a relcache invalidation of the table.
-#include "core/boundary.hpp"
-#include "core/trigger.hpp"
+#include "pg/boundary.hpp"
+#include "pg/trigger.hpp"
 
 namespace {
 

@@ -1,15 +1,11 @@
 // cancel.cpp: cancel, a producer's way to stop a job that has not finished. A producer cancels the jobs its
 // role enqueued (in a queue it produces to); a queue's admin cancels any of its jobs. Any other job is, to
 // the caller, a job that does not exist.
-#include "core/args.hpp"
-#include "core/boundary.hpp"
+#include "api/api_function.hpp"
 #include "core/lifecycle.hpp"
 #include "core/refusals.hpp"
-#include "core/spi.hpp"
-
-extern "C" {
-#include "utils/acl.h"
-}
+#include "pg/args.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

@@ -10,18 +10,18 @@
 // written, so the jobs stay claimed exactly as long as the caller's transaction, which then completes or
 // fails them with complete_in_transaction / fail_in_transaction. That saves the claim's non-HOT UPDATE,
 // its two index inserts and a commit (measured: 21 -> 12 ms of server CPU per 1000 jobs at batch 100).
-#include "core/args.hpp"
-#include "core/boundary.hpp"
+#include "api/api_function.hpp"
 #include "core/claim_floor.hpp"
-#include "core/claim_index_plan.hpp"
 #include "core/direct_claim.hpp"
 #include "core/job_columns.hpp"
 #include "core/lifecycle.hpp"
-#include "core/settings.hpp"
-#include "core/spi.hpp"
 #include "core/transaction_claims.hpp"
 #include "core/worker_commit.hpp"
 #include "maintenance/wake.hpp"
+#include "pg/args.hpp"
+#include "pg/settings.hpp"
+#include "pg/spi.hpp"
+#include "tableam/claim_index_plan.hpp"
 
 namespace {
 

@@ -5,23 +5,23 @@
 // with a group key or unmet dependencies is inserted waiting (core/waiting_jobs.hpp), and its transaction
 // starts it at commit when it may start. A unique_key with unique_for is also taken in pgjq.unique_windows
 // for that long.
-#include "core/args.hpp"
-#include "core/boundary.hpp"
-#include "core/catalog.hpp"
+#include "api/api_function.hpp"
 #include "core/depth.hpp"
 #include "core/enqueue_counts.hpp"
 #include "core/lifecycle.hpp"
 #include "core/privileges.hpp"
 #include "core/queue_cache.hpp"
 #include "core/refusals.hpp"
-#include "core/row_insert.hpp"
-#include "core/settings.hpp"
-#include "core/spi.hpp"
-#include "core/sqlstate.hpp"
-#include "core/trigger.hpp"
 #include "core/waiting_jobs.hpp"
 #include "maintenance/notification_relay.hpp"
 #include "maintenance/wake.hpp"
+#include "pg/args.hpp"
+#include "pg/catalog.hpp"
+#include "pg/settings.hpp"
+#include "pg/spi.hpp"
+#include "pg/sqlstate.hpp"
+#include "pg/trigger.hpp"
+#include "tableam/row_insert.hpp"
 
 namespace {
 
@@ -440,7 +440,7 @@ bool plain_job(const enqueue_request& r)
     return !r.call->legacy && !waits(r) && r.unique_key == nullptr;
 }
 
-// The job's row through the table access method (core/row_insert.hpp): k_insert's columns, and for a batch
+// The job's row through the table access method (tableam/row_insert.hpp): k_insert's columns, and for a batch
 // (k_insert_batch) the id it drew as well.
 const given_column k_job_columns[] = {
     {"queue_name", TEXTOID},     {"job_type", TEXTOID},      {"priority", INT4OID},

@@ -2,8 +2,8 @@
 // counter rows do not yet, which pgjq.queue_metrics adds to them. Runs as the reader, as the view's filter
 // does; NULL for a queue the reader may not read.
 #include "core/enqueue_counts.hpp"
-#include "core/boundary.hpp"
 #include "core/privileges.hpp"
+#include "pg/boundary.hpp"
 
 PGJQ_FUNCTION(unfolded_enqueues)
 {

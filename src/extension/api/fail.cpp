@@ -1,15 +1,15 @@
 // fail.cpp: fail and fail_in_transaction. While attempts remain the job goes back to pending with run_at
 // pushed by exponential backoff with jitter (or by retry_in when given); otherwise it moves to the
 // dead-letter state 'failed'.
-#include "core/args.hpp"
-#include "core/boundary.hpp"
+#include "api/api_function.hpp"
 #include "core/job_columns.hpp"
 #include "core/lifecycle.hpp"
 #include "core/refusals.hpp"
-#include "core/spi.hpp"
 #include "core/transaction_claims.hpp"
 #include "core/worker_commit.hpp"
 #include "maintenance/notification_relay.hpp"
+#include "pg/args.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

@@ -1,9 +1,9 @@
 // housekeeping.cpp: recover_stale (expired leases) and prune (finished jobs past an age), for admins who
 // run them by hand; the maintenance worker does both on its own (maintenance/lease_recovery.cpp, prune.cpp).
-#include "core/args.hpp"
-#include "core/boundary.hpp"
+#include "api/api_function.hpp"
 #include "core/leases.hpp"
-#include "core/spi.hpp"
+#include "pg/args.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // maintenance_admin.cpp: pgjq.worker_status(), pgjq.maintenance_duties(), pgjq.start_worker() and
 // pgjq.stop_worker().
-#include "core/boundary.hpp"
+#include "api/api_function.hpp"
 #include "maintenance/duty.hpp"
 #include "maintenance/launcher.hpp"
 

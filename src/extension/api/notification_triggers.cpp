@@ -4,9 +4,9 @@
 // Delivered at commit, never on rollback: either PostgreSQL's own NOTIFY in the transaction, or the
 // relay of maintenance/notification_relay.cpp when a maintenance worker serves the database. Queue names are restricted
 // to [a-z0-9_.-], so the JSON payload needs no escaping.
-#include "core/boundary.hpp"
-#include "core/trigger.hpp"
 #include "maintenance/notification_relay.hpp"
+#include "pg/boundary.hpp"
+#include "pg/trigger.hpp"
 
 using pgjq::new_row;
 using pgjq::trigger_data;

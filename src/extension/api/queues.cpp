@@ -1,13 +1,13 @@
 // queues.cpp: create_queue, alter_queue, drop_queue, pause_queue, resume_queue; the unknown-queue refusal
 // for the SQL-language functions.
-#include "core/args.hpp"
-#include "core/boundary.hpp"
+#include "api/api_function.hpp"
 #include "core/depth.hpp"
 #include "core/enqueue_counts.hpp"
 #include "core/lifecycle.hpp"
-#include "core/spi.hpp"
 #include "core/waiting_jobs.hpp"
 #include "maintenance/notification_relay.hpp"
+#include "pg/args.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 
@@ -326,7 +326,7 @@ PGJQ_API_FUNCTION(resume_queue)
 }
 
 // The refusal of an unknown queue for pgjq's SQL-language functions (set_capability), so that its wording and
-// SQLSTATE have one home (core/limits.hpp) whichever language checks.
+// SQLSTATE have one home (pg/limits.hpp) whichever language checks.
 PGJQ_FUNCTION(raise_unknown_queue)
 {
     raise_unknown_queue(text_to_cstring(PG_GETARG_TEXT_PP(0)));

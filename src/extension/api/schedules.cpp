@@ -11,15 +11,11 @@
 // A change waits for a firing transaction that holds the schedule's row, and computes the next firing from
 // the clock after that: a firing is never enqueued twice because the schedule was replaced meanwhile.
 #include "maintenance/schedules.hpp"
-#include "core/args.hpp"
-#include "core/boundary.hpp"
+#include "api/api_function.hpp"
 #include "core/schedule_clock.hpp"
-#include "core/spi.hpp"
 #include "maintenance/wake.hpp"
-
-extern "C" {
-#include "utils/acl.h"
-}
+#include "pg/args.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

@@ -1,7 +1,8 @@
 // visibility.cpp: may_read_queue and may_read_job, the row filters of the views pgjq.queue_stats and
 // pgjq.jobs (and of pgjq.queues' row security): each role sees the queues and jobs that
 // core/privileges.hpp lets it read. They run as the reader, who is who they ask about.
-#include "core/boundary.hpp"
+#include "core/privileges.hpp"
+#include "pg/boundary.hpp"
 
 PGJQ_FUNCTION(may_read_queue)
 {

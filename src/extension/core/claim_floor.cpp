@@ -8,7 +8,7 @@
 // spinlock.
 #include "core/claim_floor.hpp"
 
-#include "core/limits.hpp"
+#include "pg/limits.hpp"
 
 namespace {
 

@@ -29,7 +29,7 @@
 // claim sets it only if no transaction reported runnable jobs of the queue in between (an epoch counts them).
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

@@ -1,9 +1,9 @@
 // counted_tables_hook.cpp: the utility hook of counted_tables_hook.hpp.
 #include "core/counted_tables_hook.hpp"
 
-#include "core/catalog.hpp"
 #include "core/enqueue_counts.hpp"
-#include "core/pg.hpp"
+#include "pg/catalog.hpp"
+#include "pg/pg.hpp"
 
 namespace {
 

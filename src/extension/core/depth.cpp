@@ -3,13 +3,13 @@
 // subtransaction what it added.
 #include "core/depth.hpp"
 
-#include "core/catalog.hpp"
-#include "core/commit_work.hpp"
-#include "core/counter_row.hpp"
 #include "core/enqueue_counts.hpp"
-#include "core/limits.hpp"
-#include "core/settings.hpp"
-#include "core/spi.hpp"
+#include "pg/catalog.hpp"
+#include "pg/commit_work.hpp"
+#include "pg/limits.hpp"
+#include "pg/settings.hpp"
+#include "pg/spi.hpp"
+#include "tableam/counter_row.hpp"
 
 namespace {
 
@@ -186,7 +186,7 @@ void add_to_frame(depth_entry* e, int64 delta, const finished_counts* finished =
 }
 
 // Writes a change of one counter row (the caller has an SPI connection); false when the row does not exist.
-// In place where the table is as pgjq made it (core/counter_row.hpp), else with a statement.
+// In place where the table is as pgjq made it (tableam/counter_row.hpp), else with a statement.
 bool write_row(const char* queue_name, int16 slot, const depth_frame& change)
 {
     const counter_change in_place = {change.delta, change.has_finished, change.finished.completed,

@@ -15,7 +15,7 @@
 // extra to keep and 16 rows to read, whatever the history holds.
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

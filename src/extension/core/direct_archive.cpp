@@ -7,28 +7,12 @@
 // released by the transaction's resource owner if one of them does.
 #include "core/direct_archive.hpp"
 
-#include "core/catalog.hpp"
-#include "core/claimed_versions.hpp"
-#include "core/prepared_cache.hpp"
-#include "core/settings.hpp"
-#include "core/table_writes.hpp"
 #include "maintenance/notification_relay.hpp"
-
-extern "C" {
-#include "access/genam.h"
-#include "access/stratnum.h"
-#include "catalog/pg_am.h"
-#include "catalog/pg_enum.h"
-#include "catalog/pg_index.h"
-#include "catalog/pg_language.h"
-#include "catalog/pg_proc.h"
-#include "catalog/pg_trigger.h"
-#include "commands/trigger.h"
-#include "utils/acl.h"
-#include "utils/fmgroids.h"
-#include "utils/rel.h"
-#include "utils/syscache.h"
-}
+#include "pg/catalog.hpp"
+#include "pg/settings.hpp"
+#include "tableam/claimed_versions.hpp"
+#include "tableam/prepared_cache.hpp"
+#include "tableam/table_writes.hpp"
 
 namespace {
 
@@ -257,7 +241,7 @@ struct claimed_fetches {
     BlockNumber pruned = InvalidBlockNumber;
 };
 
-// Job `id` into `job`, fetched where this backend's claim left it (core/claimed_versions.hpp), when that
+// Job `id` into `job`, fetched where this backend's claim left it (tableam/claimed_versions.hpp), when that
 // version is still the one `snapshot` sees. Each page is first pruned of the versions nobody can see any
 // more, as a fetch through the index does when it reaches a page (heap_fetch does not).
 bool fetch_claimed_version(Relation live, const prepared_archive* p, int64 id, Snapshot snapshot,

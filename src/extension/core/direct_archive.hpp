@@ -4,11 +4,11 @@
 // into finished_jobs through CTEs, whose trigger sends each job's pgjq_job_finished notice, and aggregates
 // what moved: an executor started for each call, each row formed, stored and read again on its way, and a
 // trigger call per job. archive_directly finds each job where this session's claim left it
-// (core/claimed_versions.hpp) or else through live_jobs' primary key, and deletes it as
+// (tableam/claimed_versions.hpp) or else through live_jobs' primary key, and deletes it as
 // the statement's DELETE would (waiting for a transaction changing it, and taking its latest version, locked,
 // if that still meets the statement's conditions, as EvalPlanQual does), then forms its history row with
 // finished_jobs' CHECK and NOT NULL tests, and sends the notice the trigger would send. The call's history
-// rows go in together, many to a page, and then their index entries (core/table_writes.hpp).
+// rows go in together, many to a page, and then their index entries (tableam/table_writes.hpp).
 #pragma once
 
 #include "core/lifecycle.hpp"

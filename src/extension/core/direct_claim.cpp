@@ -7,26 +7,10 @@
 // snapshot and slots are released by the transaction's resource owner if one of them does.
 #include "core/direct_claim.hpp"
 
-#include "core/catalog.hpp"
-#include "core/claimed_versions.hpp"
-#include "core/prepared_cache.hpp"
-#include "core/table_writes.hpp"
-
-extern "C" {
-#include "access/genam.h"
-#include "access/stratnum.h"
-#include "catalog/index.h"
-#include "catalog/pg_am.h"
-#include "catalog/pg_enum.h"
-#include "catalog/pg_index.h"
-#include "catalog/pg_trigger.h"
-#include "common/int.h"
-#include "storage/bufmgr.h"
-#include "storage/procarray.h"
-#include "utils/acl.h"
-#include "utils/fmgroids.h"
-#include "utils/rel.h"
-}
+#include "pg/catalog.hpp"
+#include "tableam/claimed_versions.hpp"
+#include "tableam/prepared_cache.hpp"
+#include "tableam/table_writes.hpp"
 
 namespace {
 

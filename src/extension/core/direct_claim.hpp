@@ -13,7 +13,7 @@
 #pragma once
 
 #include "core/claim_floor.hpp"
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

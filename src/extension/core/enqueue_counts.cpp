@@ -5,10 +5,10 @@
 // exclusive lock, so that a reader, under the shared one, never sees it in both or in neither.
 #include "core/enqueue_counts.hpp"
 
-#include "core/catalog.hpp"
-#include "core/limits.hpp"
-#include "core/settings.hpp"
-#include "core/subtransaction_notes.hpp"
+#include "pg/catalog.hpp"
+#include "pg/limits.hpp"
+#include "pg/settings.hpp"
+#include "pg/subtransaction_notes.hpp"
 
 namespace {
 

@@ -27,7 +27,7 @@
 // Without shared_preload_libraries there is no shared memory, and every enqueue writes its row as before.
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

@@ -6,7 +6,7 @@
 // databases since the start, and slots are freed only by a restart).
 #include "core/latency.hpp"
 
-#include "core/subtransaction_notes.hpp"
+#include "pg/subtransaction_notes.hpp"
 
 namespace pgjq {
 

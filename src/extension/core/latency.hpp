@@ -10,8 +10,8 @@
 // Without shared_preload_libraries there is no shared memory: nothing is kept and the view is empty.
 #pragma once
 
-#include "core/limits.hpp"
-#include "core/pg.hpp"
+#include "pg/limits.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

@@ -1,9 +1,9 @@
 // leases.cpp: lease recovery (see leases.hpp).
 #include "core/leases.hpp"
 
-#include "core/catalog.hpp"
 #include "core/lifecycle.hpp"
-#include "core/spi.hpp"
+#include "pg/catalog.hpp"
+#include "pg/spi.hpp"
 
 namespace pgjq {
 

@@ -2,7 +2,7 @@
 // lease_recovery duty.
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

@@ -4,17 +4,17 @@
 // executor work whatever its size. Either way, what moved is then settled here.
 #include "core/lifecycle.hpp"
 
-#include "core/catalog.hpp"
 #include "core/depth.hpp"
 #include "core/direct_archive.hpp"
 #include "core/job_columns.hpp"
 #include "core/latency.hpp"
-#include "core/limits.hpp"
 #include "core/queue_cache.hpp"
 #include "core/refusals.hpp"
-#include "core/spi.hpp"
 #include "core/waiting_jobs.hpp"
 #include "maintenance/notification_relay.hpp"
+#include "pg/catalog.hpp"
+#include "pg/limits.hpp"
+#include "pg/spi.hpp"
 
 namespace pgjq {
 

@@ -2,7 +2,7 @@
 // counters in step, and the job-id arrays those moves take.
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

@@ -2,13 +2,9 @@
 // after every change to it (its statement trigger sends a relcache invalidation to every backend).
 #include "core/privileges.hpp"
 
-#include "core/catalog.hpp"
-#include "core/limits.hpp"
-#include "core/spi.hpp"
-
-extern "C" {
-#include "utils/acl.h"
-}
+#include "pg/catalog.hpp"
+#include "pg/limits.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 // PostgreSQL checked EXECUTE before the call, so nothing is checked here and no role is recorded.
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

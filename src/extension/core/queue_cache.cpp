@@ -8,8 +8,8 @@
 // One read fills everything: pgjq.queues changes rarely (administration only).
 #include "core/queue_cache.hpp"
 
-#include "core/catalog.hpp"
-#include "core/spi.hpp"
+#include "pg/catalog.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

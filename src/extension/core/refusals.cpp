@@ -2,15 +2,11 @@
 // error path, so the hot paths stay a single statement.
 #include "core/refusals.hpp"
 
-#include "core/catalog.hpp"
 #include "core/privileges.hpp"
-#include "core/spi.hpp"
-#include "core/sqlstate.hpp"
 #include "core/transaction_claims.hpp"
-
-extern "C" {
-#include "utils/acl.h"
-}
+#include "pg/catalog.hpp"
+#include "pg/spi.hpp"
+#include "pg/sqlstate.hpp"
 
 namespace pgjq {
 

@@ -1,7 +1,7 @@
 // refusals.hpp: telling a worker why it may not touch a job.
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

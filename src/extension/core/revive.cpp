@@ -2,9 +2,9 @@
 #include "core/revive.hpp"
 
 #include "core/depth.hpp"
-#include "core/spi.hpp"
 #include "core/waiting_jobs.hpp"
 #include "maintenance/notification_relay.hpp"
+#include "pg/spi.hpp"
 
 namespace pgjq {
 

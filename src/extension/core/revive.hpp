@@ -2,7 +2,7 @@
 // them from pgjq.finished_jobs to pgjq.live_jobs, with their queues' counters and notifications in step.
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

@@ -11,7 +11,7 @@
 #pragma once
 
 #include "core/cron.hpp"
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

@@ -5,10 +5,6 @@
 
 #include "core/lifecycle.hpp"
 
-extern "C" {
-#include "utils/acl.h"
-}
-
 namespace {
 
 using namespace pgjq;

@@ -6,7 +6,7 @@
 // as the row lock or the row change that went with it is.
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

@@ -5,8 +5,8 @@
 #include "core/depth.hpp"
 #include "core/enqueue_counts.hpp"
 #include "core/latency.hpp"
-#include "core/pg.hpp"
 #include "core/waiting_jobs.hpp"
+#include "pg/pg.hpp"
 
 namespace {
 

@@ -2,18 +2,12 @@
 // waiting_jobs.hpp for the protocol).
 #include "core/waiting_jobs.hpp"
 
-#include "core/catalog.hpp"
 #include "core/claim_floor.hpp"
-#include "core/commit_work.hpp"
 #include "core/lifecycle.hpp"
-#include "core/limits.hpp"
-#include "core/spi.hpp"
-
-extern "C" {
-#include "common/hashfn.h"
-#include "storage/lock.h"
-#include "utils/hsearch.h"
-}
+#include "pg/catalog.hpp"
+#include "pg/commit_work.hpp"
+#include "pg/limits.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

@@ -16,7 +16,7 @@
 // cache did not yet know dependencies were in use, a queue whose group_concurrency was raised).
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

@@ -1,8 +1,8 @@
 // worker_commit.cpp: the commit mode of a worker call that is a transaction by itself (worker_commit.hpp).
 #include "core/worker_commit.hpp"
 
-#include "core/pg.hpp"
-#include "core/settings.hpp"
+#include "pg/pg.hpp"
+#include "pg/settings.hpp"
 
 namespace pgjq {
 

@@ -10,11 +10,11 @@
 // - Then each run folds each queue's count into the worker's row of the queue, so that the rows (what a
 //   standby and a dump see) lag by one round at most. A queue whose count lock is taken (drop_queue,
 //   alter_queue) is left for the next round.
-#include "core/catalog.hpp"
 #include "core/depth.hpp"
 #include "core/enqueue_counts.hpp"
-#include "core/spi.hpp"
 #include "maintenance/duty.hpp"
+#include "pg/catalog.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

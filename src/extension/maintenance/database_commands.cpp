@@ -8,11 +8,6 @@
 
 #include "maintenance/shared_state.hpp"
 
-extern "C" {
-#include "commands/defrem.h"
-#include "utils/acl.h"
-}
-
 namespace {
 
 using namespace pgjq;

@@ -1,7 +1,7 @@
 // database_commands.hpp: dropping, renaming and copying a database a maintenance worker serves (see the .cpp).
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

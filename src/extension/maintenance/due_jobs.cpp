@@ -3,9 +3,9 @@
 // so workers that only LISTEN (and never poll) still get them. The duty runs at the earliest future run_at;
 // a transaction that commits a job due earlier wakes it (wake.cpp), so a job due at T is announced close to T.
 #include "core/claim_floor.hpp"
-#include "core/spi.hpp"
 #include "maintenance/duty.hpp"
 #include "maintenance/notification_relay.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

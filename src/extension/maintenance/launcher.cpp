@@ -20,9 +20,9 @@
 // than the one it planned for, and at the earliest planned time.
 #include "maintenance/launcher.hpp"
 
-#include "core/boundary.hpp"
-#include "core/settings.hpp"
 #include "maintenance/shared_state.hpp"
+#include "pg/boundary.hpp"
+#include "pg/settings.hpp"
 
 namespace pgjq {
 

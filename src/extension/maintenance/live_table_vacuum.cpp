@@ -20,8 +20,8 @@
 // the held-back history makes the claims slow already (measured at 1M jobs finished under a held snapshot:
 // see docs/benchmarks.md). The minute bounds what the rule can hold back that a vacuum could remove all the
 // same: rows of aborted transactions, pages the last vacuum could not prune, a vacuum that did not run.
-#include "core/catalog.hpp"
 #include "maintenance/duty.hpp"
+#include "pg/catalog.hpp"
 
 namespace {
 

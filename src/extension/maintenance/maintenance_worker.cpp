@@ -9,16 +9,12 @@
 // alone: logged, counted in its statistics, and the duty is retried after a backoff while the others go on
 // (as autovacuum's launcher recovers from an error per pass, but per duty). An ERROR outside the duties
 // reaches the loop's own sigsetjmp block, which cleans up and sleeps a second.
-#include "core/boundary.hpp"
-#include "core/catalog.hpp"
-#include "core/settings.hpp"
 #include "maintenance/duty.hpp"
 #include "maintenance/launcher.hpp"
 #include "maintenance/notification_relay.hpp"
-
-extern "C" {
-#include "utils/timeout.h"
-}
+#include "pg/boundary.hpp"
+#include "pg/catalog.hpp"
+#include "pg/settings.hpp"
 
 namespace {
 

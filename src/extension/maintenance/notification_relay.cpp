@@ -7,9 +7,11 @@
 // event, once, from whether a live worker holds the database's ring.
 #include "maintenance/notification_relay.hpp"
 
-#include "core/limits.hpp"
-#include "core/subtransaction_notes.hpp"
+#include "pg/compat.hpp"
+
 #include "maintenance/duty.hpp"
+#include "pg/limits.hpp"
+#include "pg/subtransaction_notes.hpp"
 
 namespace {
 
@@ -149,11 +151,7 @@ char s_direct_queues[k_direct_remembered][k_queue_len];
 
 bool direct_already_notified(const char* queue_name)
 {
-#if PG_VERSION_NUM >= 170000
-    LocalTransactionId lxid = MyProc->vxid.lxid;
-#else
-    LocalTransactionId lxid = MyProc->lxid;
-#endif
+    LocalTransactionId lxid = compat::local_transaction_id();
     SubTransactionId subxid = GetCurrentSubTransactionId();
     if (lxid != s_direct_lxid || subxid != s_direct_subxid) {
         s_direct_lxid = lxid;

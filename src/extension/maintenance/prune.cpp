@@ -2,10 +2,10 @@
 // retention, every pgjq.prune_interval, in transactions of at most pgjq.prune_batch_size rows that take
 // their row locks with SKIP LOCKED, so that pruning never holds long locks; and, from 0.2.0, the expired
 // uniqueness windows (enqueue's unique_for) with them.
-#include "core/catalog.hpp"
-#include "core/settings.hpp"
-#include "core/spi.hpp"
 #include "maintenance/duty.hpp"
+#include "pg/catalog.hpp"
+#include "pg/settings.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

@@ -5,15 +5,11 @@
 // commit (wake.hpp, deadline_kind::schedule_due).
 #include "maintenance/schedules.hpp"
 
-#include "core/catalog.hpp"
-#include "core/limits.hpp"
 #include "core/schedule_clock.hpp"
-#include "core/spi.hpp"
 #include "maintenance/duty.hpp"
-
-extern "C" {
-#include "utils/syscache.h"
-}
+#include "pg/catalog.hpp"
+#include "pg/limits.hpp"
+#include "pg/spi.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 //   dropped.
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

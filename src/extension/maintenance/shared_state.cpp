@@ -1,8 +1,8 @@
 // shared_state.cpp: the maintenance workers' shared memory (see shared_state.hpp).
 #include "maintenance/shared_state.hpp"
 
-#include "core/settings.hpp"
 #include "maintenance/duty.hpp"
+#include "pg/settings.hpp"
 
 namespace pgjq {
 

@@ -6,8 +6,8 @@
 // autoprewarm does.
 #pragma once
 
-#include "core/pg.hpp"
 #include "maintenance/wake.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

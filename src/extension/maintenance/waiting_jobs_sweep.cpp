@@ -3,10 +3,10 @@
 // raised by a direct write, say), and dependencies on jobs that are no longer live (a transaction whose
 // backend did not yet know that dependencies were in use). Nothing is due at its next run: it is a look,
 // not a deadline, and keeps no worker resident.
-#include "core/catalog.hpp"
-#include "core/settings.hpp"
 #include "core/waiting_jobs.hpp"
 #include "maintenance/duty.hpp"
+#include "pg/catalog.hpp"
+#include "pg/settings.hpp"
 
 namespace {
 

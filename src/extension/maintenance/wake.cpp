@@ -7,10 +7,10 @@
 // transaction tells nobody.
 #include "maintenance/wake.hpp"
 
-#include "core/boundary.hpp"
-#include "core/trigger.hpp"
 #include "maintenance/notification_relay.hpp"
 #include "maintenance/shared_state.hpp"
+#include "pg/boundary.hpp"
+#include "pg/trigger.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // recovery's requeue), a lease that ends (a claim) or a schedule's firing (pgjq.schedule).
 #pragma once
 
-#include "core/pg.hpp"
+#include "pg/pg.hpp"
 
 namespace pgjq {
 

@@ -177,14 +177,6 @@ void forget_notes()
     s_claimed.count = 0;
 }
 
-// A savepoint rolled back: the jobs claimed in it are pending again at once (for other sessions too), so
-// the floors of every queue this transaction claimed from are dropped now.
-void follow_subtransaction(SubXactEvent event, SubTransactionId, SubTransactionId, void*)
-{
-    if (event == SUBXACT_EVENT_ABORT_SUB && s_slots != nullptr)
-        drop_claimed_floors();
-}
-
 }  // namespace
 
 namespace pgjq {
@@ -298,30 +290,30 @@ void apply_floor_notes_at_prepare()
     forget_notes();
 }
 
-void claim_floor_shmem_request()
+Size claim_floors_size()
 {
-    RequestAddinShmemSpace(sizeof(floor_slot) * k_floor_slots);
-    RequestNamedLWLockTranche("pgjq claim floors", 1);
+    return sizeof(floor_slot) * k_floor_slots;
 }
 
-void claim_floor_shmem_startup()
+void attach_claim_floors(void* memory, bool created, LWLockPadded* locks)
 {
-    bool found;
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    s_slots =
-        static_cast<floor_slot*>(ShmemInitStruct("pgjq claim floors", sizeof(floor_slot) * k_floor_slots, &found));
-    if (!found) {
-        memset(s_slots, 0, sizeof(floor_slot) * k_floor_slots);
+    s_slots = static_cast<floor_slot*>(memory);
+    if (created) {
+        memset(s_slots, 0, claim_floors_size());
         for (int i = 0; i < k_floor_slots; i++)
             SpinLockInit(&s_slots[i].mutex);
     }
-    s_take_lock = &GetNamedLWLockTranche("pgjq claim floors")->lock;
-    LWLockRelease(AddinShmemInitLock);
+    s_take_lock = &locks[0].lock;
 }
 
-void register_claim_floor_callback()
+const shared_region k_claim_floors_region = {"pgjq claim floors", claim_floors_size, one_lwlock, attach_claim_floors};
+
+// A savepoint rolled back: the jobs claimed in it are pending again at once (for other sessions too), so
+// the floors of every queue this transaction claimed from are dropped now.
+void claim_floors_subtransaction_aborted()
 {
-    RegisterSubXactCallback(follow_subtransaction, nullptr);
+    if (s_slots != nullptr)
+        drop_claimed_floors();
 }
 
 }  // namespace pgjq

@@ -30,6 +30,7 @@
 #pragma once
 
 #include "pg/pg.hpp"
+#include "pg/shared_region.hpp"
 
 namespace pgjq {
 
@@ -69,14 +70,14 @@ void runnable_at_commit(const char* queue_name, const job_key* first);
 // This transaction claimed jobs of the queue: if it (or the savepoint) rolls back they are pending again.
 void claimed_in_transaction(const char* queue_name);
 
-// At the end of the transaction (core/transaction_end.cpp).
+// The transaction hub (hooks/transaction_hub.cpp): at the end of the transaction, and when a savepoint
+// rolls back.
 void apply_floor_notes_at_commit();
 void apply_floor_notes_at_abort();
 void apply_floor_notes_at_prepare();
+void claim_floors_subtransaction_aborted();
 
-void claim_floor_shmem_request();
-void claim_floor_shmem_startup();
-// _PG_init: drop the floors of queues claimed in a savepoint that rolls back.
-void register_claim_floor_callback();
+// With preload, the shared-memory hub (hooks/shared_memory_hub.cpp) reserves it.
+extern const shared_region k_claim_floors_region;
 
 }  // namespace pgjq

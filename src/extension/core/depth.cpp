@@ -259,13 +259,11 @@ void write_ledger(bool preparing)
 // A subtransaction's frame becomes its parent's when it commits and goes when it rolls back, and so does
 // the row write (and lock) of its reservation. Subtransaction ids grow, and a subtransaction ends after its
 // children, so an aborting one owns every frame labelled with its id or a later one.
-void follow_subtransaction(SubXactEvent event, SubTransactionId sub, SubTransactionId parent, void*)
+void follow_subtransaction(bool aborted, SubTransactionId sub, SubTransactionId parent)
 {
-    if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
-        return;
     for (int i = 0; i < s_count; i++) {
         depth_entry* e = &s_entries[i];
-        if (event == SUBXACT_EVENT_ABORT_SUB) {
+        if (aborted) {
             while (e->nframes > 0 && e->frames[e->nframes - 1].sub >= sub)
                 e->nframes--;
             if (e->written_in != InvalidSubTransactionId && e->written_in >= sub)
@@ -453,9 +451,14 @@ void forget_depth_ledger()
     s_count = 0;
 }
 
-void register_depth_callbacks()
+void depth_ledger_subtransaction_committed(SubTransactionId sub, SubTransactionId parent)
 {
-    RegisterSubXactCallback(follow_subtransaction, nullptr);
+    follow_subtransaction(false, sub, parent);
+}
+
+void depth_ledger_subtransaction_aborted(SubTransactionId sub)
+{
+    follow_subtransaction(true, sub, InvalidSubTransactionId);
 }
 
 }  // namespace pgjq

@@ -68,14 +68,15 @@ void create_depth_rows(Datum queue_name);
 // (unless the drop rolls back with its subtransaction).
 void forget_depth(const char* queue_name);
 
-// At commit (core/transaction_end.cpp): writes what the ledger holds in rows (the shared counts too if the
+// At commit (hooks/transaction_hub.cpp): writes what the ledger holds in rows (the shared counts too if the
 // transaction is preparing); after the commit, adds the shared counts; at the end of the transaction,
 // whatever its outcome, empties it.
 void write_depth_ledger(bool preparing);
 void publish_enqueue_counts();
 void forget_depth_ledger();
 
-// _PG_init: keep the ledger in step with subtransactions.
-void register_depth_callbacks();
+// The ledger follows subtransactions (hooks/transaction_hub.cpp).
+void depth_ledger_subtransaction_committed(SubTransactionId sub, SubTransactionId parent);
+void depth_ledger_subtransaction_aborted(SubTransactionId sub);
 
 }  // namespace pgjq

@@ -660,9 +660,4 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
     return true;
 }
 
-void register_direct_archive_callbacks()
-{
-    watch_prepared_cache(&s_cache);
-}
-
 }  // namespace pgjq

@@ -39,7 +39,4 @@ struct archived_jobs {
 // index, trigger or column this does not know; a caller without the privileges.
 bool archive_directly(const archive_request& r, ArrayType* discarding, archived_jobs* out);
 
-// _PG_init: forget the prepared state when either table, one of their indexes, a function or a type change.
-void register_direct_archive_callbacks();
-
 }  // namespace pgjq

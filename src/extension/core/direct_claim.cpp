@@ -437,9 +437,4 @@ int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job
     return taken;
 }
 
-void register_direct_claim_callbacks()
-{
-    watch_prepared_cache(&s_cache);
-}
-
 }  // namespace pgjq

@@ -40,7 +40,4 @@ struct direct_claim_request {
 int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job_key* last,
                      TimestampTz* first_lease_end);
 
-// _PG_init: forget the prepared state when live_jobs, its indexes, a function or a type change.
-void register_direct_claim_callbacks();
-
 }  // namespace pgjq

@@ -154,19 +154,6 @@ void settle_note(const taken_note& note, bool committed)
     pg_atomic_fetch_sub_u64(&s->taken, note.count);
 }
 
-// A rolled-back subtransaction puts back what it (or its children) took; the other notes stay, in order.
-void put_back_subtransaction(SubXactEvent event, SubTransactionId sub, SubTransactionId, void*)
-{
-    if (event != SUBXACT_EVENT_ABORT_SUB || s_ntaken == 0)
-        return;
-    LWLockAcquire(s_counts_lock, LW_EXCLUSIVE);
-    for (int i = 0; i < s_ntaken; i++)
-        if (s_taken[i].sub >= sub)
-            settle_note(s_taken[i], false);
-    LWLockRelease(s_counts_lock);
-    s_ntaken = drop_notes_of_aborted(s_taken, s_ntaken, sub, &taken_note::sub);
-}
-
 }  // namespace
 
 namespace pgjq {
@@ -434,9 +421,17 @@ void refuse_prepare_with_count_changes()
                            "cannot hold.")));
 }
 
-void register_enqueue_counts_callback()
+// A rolled-back subtransaction puts back what it (or its children) took; the other notes stay, in order.
+void enqueue_counts_subtransaction_aborted(SubTransactionId sub)
 {
-    RegisterSubXactCallback(put_back_subtransaction, nullptr);
+    if (s_ntaken == 0)
+        return;
+    LWLockAcquire(s_counts_lock, LW_EXCLUSIVE);
+    for (int i = 0; i < s_ntaken; i++)
+        if (s_taken[i].sub >= sub)
+            settle_note(s_taken[i], false);
+    LWLockRelease(s_counts_lock);
+    s_ntaken = drop_notes_of_aborted(s_taken, s_ntaken, sub, &taken_note::sub);
 }
 
 Size enqueue_counts_shmem_size()
@@ -444,18 +439,10 @@ Size enqueue_counts_shmem_size()
     return sizeof(counts_shared);
 }
 
-void enqueue_counts_shmem_request()
+void attach_enqueue_counts(void* memory, bool created, LWLockPadded* locks)
 {
-    RequestAddinShmemSpace(enqueue_counts_shmem_size());
-    RequestNamedLWLockTranche("pgjq enqueue counts", 1);
-}
-
-void enqueue_counts_shmem_startup()
-{
-    bool found;
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    s_shared = static_cast<counts_shared*>(ShmemInitStruct("pgjq enqueue counts", enqueue_counts_shmem_size(), &found));
-    if (!found) {
+    s_shared = static_cast<counts_shared*>(memory);
+    if (created) {
         memset(s_shared, 0, enqueue_counts_shmem_size());
         pg_atomic_init_u32(&s_shared->epoch, 0);
         for (count_slot& s : s_shared->slots) {
@@ -463,8 +450,10 @@ void enqueue_counts_shmem_startup()
             pg_atomic_init_u64(&s.taken, 0);
         }
     }
-    s_counts_lock = &GetNamedLWLockTranche("pgjq enqueue counts")->lock;
-    LWLockRelease(AddinShmemInitLock);
+    s_counts_lock = &locks[0].lock;
 }
+
+const shared_region k_enqueue_counts_region = {"pgjq enqueue counts", enqueue_counts_shmem_size, one_lwlock,
+                                               attach_enqueue_counts};
 
 }  // namespace pgjq

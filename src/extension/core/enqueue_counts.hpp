@@ -28,6 +28,7 @@
 #pragma once
 
 #include "pg/pg.hpp"
+#include "pg/shared_region.hpp"
 
 namespace pgjq {
 
@@ -82,14 +83,13 @@ void unreconcile_at_commit();
 // commits the database counts in shared memory without waiting for a reconcile.
 void reconciled_at_commit(Oid depth_relid, uint32 epoch);
 
-// Transaction ends (core/transaction_end.cpp): the counts taken are settled, or put back. A transaction that
+// Transaction ends (hooks/transaction_hub.cpp): the counts taken are settled, or put back. A transaction that
 // took any, or loaded pgjq's tables by COPY, cannot be prepared.
 void settle_taken_counts(bool committed);
 void refuse_prepare_with_count_changes();
-void register_enqueue_counts_callback();  // puts back what a rolled-back subtransaction took
+void enqueue_counts_subtransaction_aborted(SubTransactionId sub);  // puts back what it took
 
-Size enqueue_counts_shmem_size();
-void enqueue_counts_shmem_request();
-void enqueue_counts_shmem_startup();
+// With preload, the shared-memory hub (hooks/shared_memory_hub.cpp) reserves it.
+extern const shared_region k_enqueue_counts_region;
 
 }  // namespace pgjq

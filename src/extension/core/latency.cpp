@@ -116,12 +116,6 @@ void add_to_slot(latency_slot* s, const noted& n)
     }
 }
 
-void forget_subtransaction(SubXactEvent event, SubTransactionId sub, SubTransactionId, void*)
-{
-    if (event == SUBXACT_EVENT_ABORT_SUB)
-        s_count = drop_notes_of_aborted(s_noted, s_count, sub, &noted::sub);
-}
-
 // Adds s_noted[0 .. count) to their queues' slots, taking free slots if `create` (under the exclusive
 // lock); moves those left without one to the front and returns how many they are.
 int add_to_slots(int count, bool create)
@@ -203,9 +197,9 @@ void forget_latencies()
     s_count = 0;
 }
 
-void register_latency_callback()
+void latencies_subtransaction_aborted(SubTransactionId sub)
 {
-    RegisterSubXactCallback(forget_subtransaction, nullptr);
+    s_count = drop_notes_of_aborted(s_noted, s_count, sub, &noted::sub);
 }
 
 Size latency_shmem_size()
@@ -213,18 +207,10 @@ Size latency_shmem_size()
     return sizeof(latency_shared);
 }
 
-void latency_shmem_request()
+void attach_latencies(void* memory, bool created, LWLockPadded* locks)
 {
-    RequestAddinShmemSpace(latency_shmem_size());
-    RequestNamedLWLockTranche("pgjq latency", 1);
-}
-
-void latency_shmem_startup()
-{
-    bool found;
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    s_shared = static_cast<latency_shared*>(ShmemInitStruct("pgjq latency", latency_shmem_size(), &found));
-    if (!found) {
+    s_shared = static_cast<latency_shared*>(memory);
+    if (created) {
         memset(s_shared, 0, latency_shmem_size());
         for (latency_slot& s : s_shared->slots) {
             for (auto& kind : s.counts)
@@ -234,9 +220,10 @@ void latency_shmem_startup()
                 pg_atomic_init_u64(&sum, 0);
         }
     }
-    s_latency_lock = &GetNamedLWLockTranche("pgjq latency")->lock;
-    LWLockRelease(AddinShmemInitLock);
+    s_latency_lock = &locks[0].lock;
 }
+
+const shared_region k_latency_region = {"pgjq latency", latency_shmem_size, one_lwlock, attach_latencies};
 
 latency_reading* read_latencies(int* count)
 {

@@ -12,6 +12,7 @@
 
 #include "pg/limits.hpp"
 #include "pg/pg.hpp"
+#include "pg/shared_region.hpp"
 
 namespace pgjq {
 
@@ -27,15 +28,14 @@ enum latency_kind { latency_wait = 0, latency_run = 1 };
 // float8[] in seconds; a NULL element (a job never claimed) counts in neither.
 void note_latencies(Datum queue_name, ArrayType* every_queue, ArrayType* waits, ArrayType* runs);
 
-// Transaction ends (core/transaction_end.cpp): commit adds what this transaction noted to the histograms;
+// Transaction ends (hooks/transaction_hub.cpp): commit adds what this transaction noted to the histograms;
 // abort and prepare forget it (a prepared transaction's times are not counted).
 void publish_latencies();
 void forget_latencies();
-void register_latency_callback();  // forgets what an aborted subtransaction noted
+void latencies_subtransaction_aborted(SubTransactionId sub);  // forgets what it noted
 
-Size latency_shmem_size();
-void latency_shmem_request();
-void latency_shmem_startup();
+// With preload, the shared-memory hub (hooks/shared_memory_hub.cpp) reserves it.
+extern const shared_region k_latency_region;
 
 // One queue's histogram of one kind as read now: per bucket counts (not cumulative), their sum in seconds.
 struct latency_reading {

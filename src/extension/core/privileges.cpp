@@ -52,15 +52,6 @@ uint8 bit_of(const char* name)
     return 0;
 }
 
-void forget(Datum, Oid relid)
-{
-    // InvalidOid: the whole relcache was reset (for instance after an invalidation queue overflow)
-    if (relid == InvalidOid || relid == s_grants_relid) {
-        s_valid = false;
-        s_invalidations++;
-    }
-}
-
 // Reads pgjq.grants as the extension's owner, whoever calls (the views' functions run as the reader).
 void load_grants()
 {
@@ -219,9 +210,13 @@ bool may_read_job(Oid role, const char* queue_name, Oid enqueued_by)
         (!OidIsValid(enqueued_by) || has_privs_of_role(role, enqueued_by));
 }
 
-void register_privileges_callback()
+void grants_relation_invalidated(Oid relid)
 {
-    CacheRegisterRelcacheCallback(forget, (Datum) 0);
+    // InvalidOid: the whole relcache was reset (for instance after an invalidation queue overflow)
+    if (relid == InvalidOid || relid == s_grants_relid) {
+        s_valid = false;
+        s_invalidations++;
+    }
 }
 
 }  // namespace pgjq

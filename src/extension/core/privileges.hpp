@@ -54,7 +54,7 @@ void require_every(const api_call& call, uint8 caps);
 bool may_read_queue(Oid role, const char* queue_name);
 bool may_read_job(Oid role, const char* queue_name, Oid enqueued_by);
 
-// _PG_init: forget the grants when pgjq.grants changes.
-void register_privileges_callback();
+// The invalidation hub (hooks/invalidation_hub.cpp): forget the grants when pgjq.grants changes.
+void grants_relation_invalidated(Oid relid);
 
 }  // namespace pgjq

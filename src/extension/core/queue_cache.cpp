@@ -40,15 +40,6 @@ int s_nsettings = 0;
 ArrayType* s_not_keeping = nullptr;  // nullptr when every queue keeps its completed jobs
 bool s_dependencies = false;
 
-void forget(Datum, Oid relid)
-{
-    // InvalidOid: the whole relcache was reset (for instance after an invalidation queue overflow)
-    if (relid == InvalidOid || relid == s_queues_relid) {
-        s_valid = false;
-        s_invalidations++;
-    }
-}
-
 void read_queues()
 {
     if (s_valid)
@@ -117,9 +108,13 @@ bool dependencies_in_use()
     return s_dependencies;
 }
 
-void register_queue_cache_callback()
+void queues_relation_invalidated(Oid relid)
 {
-    CacheRegisterRelcacheCallback(forget, (Datum) 0);
+    // InvalidOid: the whole relcache was reset (for instance after an invalidation queue overflow)
+    if (relid == InvalidOid || relid == s_queues_relid) {
+        s_valid = false;
+        s_invalidations++;
+    }
 }
 
 }  // namespace pgjq

@@ -29,7 +29,7 @@ struct cached_queue {
 // connection, as the extension's owner (pgjq.queues has row security for everybody else).
 const cached_queue* cached_queue_settings(const char* queue_name);
 
-// _PG_init: forget what was read when pgjq.queues is invalidated.
-void register_queue_cache_callback();
+// The invalidation hub (hooks/invalidation_hub.cpp): forget what was read when pgjq.queues is invalidated.
+void queues_relation_invalidated(Oid relid);
 
 }  // namespace pgjq

@@ -18,31 +18,15 @@ struct claim_entry {
 };
 
 HTAB* s_claims = nullptr;
-bool s_callbacks_registered = false;
 
-void forget_at_transaction_end(XactEvent event, void*)
+void follow_subtransaction(bool aborted, SubTransactionId sub, SubTransactionId parent)
 {
-    switch (event) {
-    case XACT_EVENT_COMMIT:
-    case XACT_EVENT_PARALLEL_COMMIT:
-    case XACT_EVENT_ABORT:
-    case XACT_EVENT_PARALLEL_ABORT:
-    case XACT_EVENT_PREPARE:
-        s_claims = nullptr;  // the memory goes with TopTransactionContext
-        break;
-    default:
-        break;
-    }
-}
-
-void follow_subtransaction(SubXactEvent event, SubTransactionId sub, SubTransactionId parent, void*)
-{
-    if (s_claims == nullptr || (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB))
+    if (s_claims == nullptr)
         return;
     HASH_SEQ_STATUS scan;
     hash_seq_init(&scan, s_claims);
     while (claim_entry* e = static_cast<claim_entry*>(hash_seq_search(&scan))) {
-        if (event == SUBXACT_EVENT_ABORT_SUB) {
+        if (aborted) {
             // the subtransaction's row locks and row changes are undone with it
             if (e->claimed_in == sub)
                 hash_search(s_claims, &e->id, HASH_REMOVE, nullptr);
@@ -66,13 +50,23 @@ claim_entry* find(int64 id)
 
 namespace pgjq {
 
+void forget_transaction_claims()
+{
+    s_claims = nullptr;  // the memory goes with TopTransactionContext
+}
+
+void transaction_claims_subtransaction_committed(SubTransactionId sub, SubTransactionId parent)
+{
+    follow_subtransaction(false, sub, parent);
+}
+
+void transaction_claims_subtransaction_aborted(SubTransactionId sub)
+{
+    follow_subtransaction(true, sub, InvalidSubTransactionId);
+}
+
 void remember_claimed_here(int64 id, const char* worker_id, Oid role)
 {
-    if (!s_callbacks_registered) {
-        RegisterXactCallback(forget_at_transaction_end, nullptr);
-        RegisterSubXactCallback(follow_subtransaction, nullptr);
-        s_callbacks_registered = true;
-    }
     if (s_claims == nullptr) {
         HASHCTL ctl;
         ctl.keysize = sizeof(int64);

@@ -25,4 +25,10 @@ void mark_reported_here(int64 id);
 // The ids this transaction claimed, reported or not, as an int8[] ('{}' when none).
 ArrayType* ids_claimed_here();
 
+// The transaction hub (hooks/transaction_hub.cpp): the record ends with its transaction, and follows its
+// subtransactions.
+void forget_transaction_claims();
+void transaction_claims_subtransaction_committed(SubTransactionId sub, SubTransactionId parent);
+void transaction_claims_subtransaction_aborted(SubTransactionId sub);
+
 }  // namespace pgjq

@@ -1,6 +1,6 @@
 // database_commands.cpp: DROP DATABASE, ALTER DATABASE ... RENAME and CREATE DATABASE ... TEMPLATE of a
 // database a maintenance worker serves. The worker holds a connection to it, with which PostgreSQL refuses
-// these commands ("being accessed by other users"). A utility hook asks the worker to leave first (through
+// these commands ("being accessed by other users"). The utility hub asks the worker to leave first (through
 // its slot and latch, so it exits quietly between duties) and keeps the launcher from coming back; after
 // the command the database is served again, unless it was dropped. Needs the library loaded in the session
 // that runs the command: with shared_preload_libraries it is in every session.
@@ -13,8 +13,6 @@ namespace {
 using namespace pgjq;
 
 constexpr long k_leave_wait_ms = 10000;  // then SIGTERM, and as long again
-
-ProcessUtility_hook_type s_previous = nullptr;
 
 // The database a command would be refused on while a worker serves it, or InvalidOid.
 Oid database_of(Node* stmt, bool* dropping)
@@ -37,15 +35,10 @@ Oid database_of(Node* stmt, bool* dropping)
     return name ? get_database_oid(name, true) : InvalidOid;
 }
 
-struct stepped_aside {
-    Oid dboid;
-    bool was_disabled;
-};
-
 // Asks the worker of `dboid` (if any) to leave and waits for it; keeps the launcher away meanwhile.
-stepped_aside step_aside(worker_shared* state, Oid dboid)
+database_command step_aside(worker_shared* state, Oid dboid, bool dropping)
 {
-    stepped_aside aside = {dboid, false};
+    database_command aside = {dboid, dropping, false};
     SpinLockAcquire(&state->mutex);
     db_slot* slot = find_or_add_slot(state, dboid);
     pid_t pid = 0;
@@ -85,7 +78,7 @@ stepped_aside step_aside(worker_shared* state, Oid dboid)
 
 // After the command: a dropped database's slot is freed; otherwise the database is served again (the
 // launcher restarts its worker), unless pgjq.stop_worker() had stopped it before.
-void come_back(worker_shared* state, const stepped_aside& aside, bool dropped)
+void come_back(worker_shared* state, const database_command& aside, bool dropped)
 {
     if (!OidIsValid(aside.dboid))
         return;
@@ -103,47 +96,31 @@ void come_back(worker_shared* state, const stepped_aside& aside, bool dropped)
         SetLatch(launcher);  // serve the database again now, not at the launcher's next pass
 }
 
-void process_utility(PlannedStmt* pstmt, const char* query_string, bool read_only_tree, ProcessUtilityContext context,
-                     ParamListInfo params, QueryEnvironment* query_env, DestReceiver* dest, QueryCompletion* qc)
+}  // namespace
+
+namespace pgjq {
+
+database_command before_database_command(Node* stmt)
 {
     bool dropping;
     worker_shared* state = worker_state_if_attached();
-    Oid dboid = state != nullptr ? database_of(pstmt->utilityStmt, &dropping) : InvalidOid;
+    Oid dboid = state != nullptr ? database_of(stmt, &dropping) : InvalidOid;
     // Only the database's owner (or a superuser) may drop, rename or copy a database that is no template;
     // anyone else's command is left to PostgreSQL's own refusal, so that it cannot be used to make the
     // worker leave and keep a database without maintenance. (A non-owner's copy of a template database
     // that a worker serves is refused as "being accessed by other users", as without pgjq.)
     if (OidIsValid(dboid) && !pg_database_ownercheck(dboid, GetUserId()))
         dboid = InvalidOid;
-    if (!OidIsValid(dboid)) {
-        (s_previous ? s_previous : standard_ProcessUtility)(pstmt, query_string, read_only_tree, context, params,
-                                                            query_env, dest, qc);
-        return;
-    }
-    stepped_aside aside = step_aside(state, dboid);
-    volatile bool dropped = dropping;
-    PG_TRY();
-    {
-        (s_previous ? s_previous : standard_ProcessUtility)(pstmt, query_string, read_only_tree, context, params,
-                                                            query_env, dest, qc);
-    }
-    PG_CATCH();
-    {
-        come_back(state, aside, false);
-        PG_RE_THROW();
-    }
-    PG_END_TRY();
-    come_back(state, aside, dropped);
+    if (!OidIsValid(dboid))
+        return {InvalidOid, false, false};
+    return step_aside(state, dboid, dropping);
 }
 
-}  // namespace
-
-namespace pgjq {
-
-void register_database_commands_hook()
+void after_database_command(const database_command& command, bool succeeded)
 {
-    s_previous = ProcessUtility_hook;
-    ProcessUtility_hook = process_utility;
+    worker_shared* state = worker_state_if_attached();
+    if (state != nullptr)
+        come_back(state, command, succeeded && command.dropping);
 }
 
 }  // namespace pgjq

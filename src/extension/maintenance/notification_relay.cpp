@@ -210,56 +210,56 @@ void hand_over()
         SetLatch(latch);
 }
 
-void relay_xact_callback(XactEvent event, void* arg)
-{
-    switch (event) {
-    case XACT_EVENT_PRE_PREPARE:
-        // Like NOTIFY itself: a prepared transaction may commit in another session, after the relay
-        // could have delivered anything.
-        if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0))
-            ereport(ERROR,
-                    (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                     errmsg("cannot PREPARE a transaction that enqueued or finished pgjq jobs")));
-        break;
-    case XACT_EVENT_COMMIT:
-        if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0 || s_rows_replaced))
-            hand_over();
-        else if (s_mode == mode::direct)
-            request_service(MyDatabaseId, false);  // notified itself; the launcher brings the relay back
-        reset_transaction_state();
-        break;
-    case XACT_EVENT_ABORT:
-    case XACT_EVENT_PREPARE:
-        reset_transaction_state();
-        break;
-    default:
-        break;
-    }
-}
-
-// A subtransaction's events become its parent's when it commits, and go when it aborts. Subtransaction
-// ids grow, so an aborting one drops every event labelled with its id or a later one (its children's,
-// already relabelled to it when they committed).
-void relay_subxact_callback(SubXactEvent event, SubTransactionId subid, SubTransactionId parent, void* arg)
-{
-    if (s_mode != mode::relay)
-        return;
-    if (event == SUBXACT_EVENT_COMMIT_SUB) {
-        for (int i = 0; i < s_nqueues; i++)
-            if (s_queues[i].subid == subid)
-                s_queues[i].subid = parent;
-        for (int i = 0; i < s_nfinished; i++)
-            if (s_finished[i].subid == subid)
-                s_finished[i].subid = parent;
-    } else if (event == SUBXACT_EVENT_ABORT_SUB) {
-        s_nqueues = drop_notes_of_aborted(s_queues, s_nqueues, subid, &queue_event::subid);
-        s_nfinished = drop_notes_of_aborted(s_finished, s_nfinished, subid, &local_finished::subid);
-    }
-}
-
 }  // namespace
 
 namespace pgjq {
+
+void refuse_prepare_with_announcements()
+{
+    // Like NOTIFY itself: a prepared transaction may commit in another session, after the relay could have
+    // delivered anything.
+    if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0))
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("cannot PREPARE a transaction that enqueued or finished pgjq jobs")));
+}
+
+void hand_over_announcements()
+{
+    if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0 || s_rows_replaced))
+        hand_over();
+    else if (s_mode == mode::direct)
+        request_service(MyDatabaseId, false);  // notified itself; the launcher brings the relay back
+    reset_transaction_state();
+}
+
+void forget_announcements()
+{
+    reset_transaction_state();
+}
+
+// A subtransaction's events become its parent's when it commits, and go when it aborts. Subtransaction ids
+// grow, so an aborting one drops every event labelled with its id or a later one (its children's, already
+// relabelled to it when they committed).
+void announcements_subtransaction_committed(SubTransactionId subid, SubTransactionId parent)
+{
+    if (s_mode != mode::relay)
+        return;
+    for (int i = 0; i < s_nqueues; i++)
+        if (s_queues[i].subid == subid)
+            s_queues[i].subid = parent;
+    for (int i = 0; i < s_nfinished; i++)
+        if (s_finished[i].subid == subid)
+            s_finished[i].subid = parent;
+}
+
+void announcements_subtransaction_aborted(SubTransactionId subid)
+{
+    if (s_mode != mode::relay)
+        return;
+    s_nqueues = drop_notes_of_aborted(s_queues, s_nqueues, subid, &queue_event::subid);
+    s_nfinished = drop_notes_of_aborted(s_finished, s_nfinished, subid, &local_finished::subid);
+}
 
 void announce_new_jobs(const char* queue_name, const job_key* first)
 {
@@ -455,30 +455,18 @@ Size relay_shmem_size()
     return add_size(offsetof(relay_shared, rings), mul_size(sizeof(relay_ring), ring_count()));
 }
 
-void relay_shmem_request()
+void attach_relay(void* memory, bool created, LWLockPadded* locks)
 {
-    RequestAddinShmemSpace(relay_shmem_size());
-    RequestNamedLWLockTranche("pgjq relay", ring_count());
-}
-
-void relay_shmem_startup()
-{
-    bool found;
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    s_relay = static_cast<relay_shared*>(ShmemInitStruct("pgjq notification relay", relay_shmem_size(), &found));
-    if (!found) {
+    s_relay = static_cast<relay_shared*>(memory);
+    if (created) {
         memset(s_relay, 0, relay_shmem_size());
         s_relay->nrings = ring_count();
     }
-    s_locks = GetNamedLWLockTranche("pgjq relay");
-    LWLockRelease(AddinShmemInitLock);
+    s_locks = locks;
 }
 
-void register_relay_callbacks()
-{
-    RegisterXactCallback(relay_xact_callback, nullptr);
-    RegisterSubXactCallback(relay_subxact_callback, nullptr);
-}
+// One LWLock per ring.
+const shared_region k_relay_region = {"pgjq notification relay", relay_shmem_size, ring_count, attach_relay};
 
 }  // namespace pgjq
 

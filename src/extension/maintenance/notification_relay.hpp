@@ -12,6 +12,7 @@
 
 #include "core/claim_floor.hpp"
 #include "pg/pg.hpp"
+#include "pg/shared_region.hpp"
 
 namespace pgjq {
 
@@ -45,10 +46,16 @@ struct relay_delivery {
 };
 relay_delivery relay_deliver();
 
-// Shared memory (preload only) and the transaction callbacks.
-Size relay_shmem_size();
-void relay_shmem_request();
-void relay_shmem_startup();
-void register_relay_callbacks();
+// The transaction hub (hooks/transaction_hub.cpp): a transaction that relays may not be prepared; at commit
+// its events go to the ring (or, if it notified by itself, the launcher is asked for a worker); they end
+// with the transaction and follow its subtransactions.
+void refuse_prepare_with_announcements();
+void hand_over_announcements();
+void forget_announcements();
+void announcements_subtransaction_committed(SubTransactionId subid, SubTransactionId parent);
+void announcements_subtransaction_aborted(SubTransactionId subid);
+
+// The rings in shared memory (preload only).
+extern const shared_region k_relay_region;
 
 }  // namespace pgjq

@@ -8,12 +8,7 @@ namespace pgjq {
 
 static worker_shared* s_state = nullptr;
 
-static bool s_launcher_sized = false;
-
-void size_worker_state_for_launcher()
-{
-    s_launcher_sized = true;
-}
+static bool s_launcher_sized = false;  // the region the shared-memory hub reserved with preload
 
 // With the launcher, one slot per database it tracks: a slot keeps the deadlines of a database that no
 // worker serves right now. Without it (pgjq.start_worker() only) a database is tracked only while a
@@ -30,16 +25,21 @@ Size worker_shmem_size()
     return add_size(offsetof(worker_shared, slots), mul_size(sizeof(db_slot), slot_count()));
 }
 
+static void initialize_state(worker_shared* state)
+{
+    memset(state, 0, worker_shmem_size());
+    SpinLockInit(&state->mutex);
+    state->nslots = slot_count();
+}
+
+// Without preload: from the spare shared memory PostgreSQL keeps for add-ins, on first use.
 static worker_shared* init_state()
 {
     bool found;
     LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    auto* state = static_cast<worker_shared*>(ShmemInitStruct("pgjq worker state", worker_shmem_size(), &found));
-    if (!found) {
-        memset(state, 0, worker_shmem_size());
-        SpinLockInit(&state->mutex);
-        state->nslots = slot_count();
-    }
+    auto* state = static_cast<worker_shared*>(ShmemInitStruct(k_worker_state_region.name, worker_shmem_size(), &found));
+    if (!found)
+        initialize_state(state);
     LWLockRelease(AddinShmemInitLock);
     return state;
 }
@@ -82,10 +82,22 @@ worker_shared* worker_state_no_error()
 
 // Runs in the postmaster at every (re)initialization of shared memory, so the pointer children inherit
 // is never the one of a previous generation.
-void worker_shmem_startup()
+static void attach_worker_state(void* memory, bool created, LWLockPadded*)
 {
-    s_state = init_state();
+    s_launcher_sized = true;
+    s_state = static_cast<worker_shared*>(memory);
+    if (created)
+        initialize_state(s_state);
 }
+
+// With preload the launcher's size: the hub calls the size function after _PG_init, from the postmaster.
+static Size launcher_state_size()
+{
+    s_launcher_sized = true;
+    return worker_shmem_size();
+}
+
+const shared_region k_worker_state_region = {"pgjq worker state", launcher_state_size, nullptr, attach_worker_state};
 
 TimestampTz* reported_deadline_field(db_slot* slot, deadline_kind kind)
 {

@@ -8,6 +8,7 @@
 
 #include "maintenance/wake.hpp"
 #include "pg/pg.hpp"
+#include "pg/shared_region.hpp"
 
 namespace pgjq {
 
@@ -74,8 +75,9 @@ struct worker_shared {
     db_slot slots[FLEXIBLE_ARRAY_MEMBER];
 };
 
-// _PG_init with preload: the state is sized for pgjq.max_databases instead of max_worker_processes.
-void size_worker_state_for_launcher();
+// With preload, the shared-memory hub reserves it, sized for pgjq.max_databases instead of
+// max_worker_processes.
+extern const shared_region k_worker_state_region;
 Size worker_shmem_size();
 // Attaches to (creating if needed) the shared state. Raises an ERROR when there is no room.
 worker_shared* worker_state();
@@ -83,7 +85,6 @@ worker_shared* worker_state();
 worker_shared* worker_state_if_attached();
 // worker_state(), but nullptr instead of an ERROR when there is no room.
 worker_shared* worker_state_no_error();
-void worker_shmem_startup();
 
 // With the mutex held: the slot's field for the reports of `kind` (reported_due, ...).
 TimestampTz* reported_deadline_field(db_slot* slot, deadline_kind kind);

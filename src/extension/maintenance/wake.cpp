@@ -19,26 +19,6 @@ using namespace pgjq;
 // The earliest deadline of each kind this transaction reported; 0: none.
 TimestampTz s_pending[k_deadline_kinds];
 
-void wake_at_commit(XactEvent event, void* arg)
-{
-    switch (event) {
-    case XACT_EVENT_COMMIT:
-    case XACT_EVENT_PARALLEL_COMMIT:
-        for (int k = 0; k < k_deadline_kinds; k++)
-            if (s_pending[k] != 0)
-                wake_worker_for(MyDatabaseId, s_pending[k], static_cast<deadline_kind>(k));  // never raises
-        memset(s_pending, 0, sizeof s_pending);
-        break;
-    case XACT_EVENT_ABORT:
-    case XACT_EVENT_PARALLEL_ABORT:
-    case XACT_EVENT_PREPARE:
-        memset(s_pending, 0, sizeof s_pending);
-        break;
-    default:
-        break;
-    }
-}
-
 }  // namespace
 
 namespace pgjq {
@@ -74,9 +54,17 @@ void wake_worker_for(Oid dboid, TimestampTz due, deadline_kind kind)
         SetLatch(latch);
 }
 
-void register_wake_callback()
+void wake_maintenance_for_commit()
 {
-    RegisterXactCallback(wake_at_commit, nullptr);
+    for (int k = 0; k < k_deadline_kinds; k++)
+        if (s_pending[k] != 0)
+            wake_worker_for(MyDatabaseId, s_pending[k], static_cast<deadline_kind>(k));  // never raises
+    forget_wakes();
+}
+
+void forget_wakes()
+{
+    memset(s_pending, 0, sizeof s_pending);
 }
 
 void wake_maintenance_at_commit(TimestampTz when, deadline_kind kind)

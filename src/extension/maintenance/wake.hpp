@@ -17,7 +17,9 @@ void wake_maintenance_at_commit(TimestampTz when, deadline_kind kind = deadline_
 // (it runs after the commit).
 void wake_worker_for(Oid dboid, TimestampTz when, deadline_kind kind);
 
-// _PG_init: the transaction callback behind wake_maintenance_at_commit.
-void register_wake_callback();
+// The transaction hub (hooks/transaction_hub.cpp): after the commit, tells the worker of what
+// wake_maintenance_at_commit noted; at any other end, forgets it.
+void wake_maintenance_for_commit();
+void forget_wakes();
 
 }  // namespace pgjq

@@ -48,12 +48,6 @@ static installation s_installation;
 static bool s_installation_valid = false;
 static uint64 s_invalidations = 0;  // tells a read that an invalidation arrived while it ran
 
-static void forget_installation(Datum, Oid)
-{
-    s_installation_valid = false;
-    s_invalidations++;
-}
-
 const installation& current_installation()
 {
     if (s_installation_valid)
@@ -74,9 +68,10 @@ const installation& current_installation()
     return s_installation;
 }
 
-void register_catalog_callback()
+void installation_relation_invalidated(Oid)
 {
-    CacheRegisterRelcacheCallback(forget_installation, (Datum) 0);
+    s_installation_valid = false;
+    s_invalidations++;
 }
 
 Oid pgjq_relation(const char* name)

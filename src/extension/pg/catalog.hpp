@@ -34,8 +34,9 @@ const installation& current_installation();
 // 0.1.0 statements (api_call::legacy, versioned_plan).
 constexpr int k_version_0_2 = 200;
 
-// _PG_init: forget what current_installation() read when the relcache is invalidated.
-void register_catalog_callback();
+// The invalidation hub (hooks/invalidation_hub.cpp): any relation's invalidation makes current_installation()
+// read the catalogs again.
+void installation_relation_invalidated(Oid relid);
 
 // The OID of pgjq's relation `name` (table or sequence), InvalidOid while the extension's schema or the
 // relation does not exist.

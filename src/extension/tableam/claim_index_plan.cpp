@@ -13,12 +13,6 @@ Oid s_claim_index = InvalidOid;
 // While a claim from a floor runs (and may be planned).
 bool s_claim_index_only = false;
 
-void forget_relations(Datum, Oid relation)
-{
-    if (relation == InvalidOid || relation == s_live_jobs || relation == s_claim_index)
-        s_live_jobs = s_claim_index = InvalidOid;
-}
-
 void keep_claim_index_only(PlannerInfo* root, Oid relation, bool inherited, RelOptInfo* rel)
 {
     if (s_previous_hook != nullptr)
@@ -62,11 +56,16 @@ uint64 run_plan_on_claim_index(SPIPlanPtr plan, const Datum* values, const char*
     return rows;
 }
 
+void claim_index_relation_invalidated(Oid relation)
+{
+    if (relation == InvalidOid || relation == s_live_jobs || relation == s_claim_index)
+        s_live_jobs = s_claim_index = InvalidOid;
+}
+
 void register_claim_index_planner_hook()
 {
     s_previous_hook = get_relation_info_hook;
     get_relation_info_hook = keep_claim_index_only;
-    CacheRegisterRelcacheCallback(forget_relations, (Datum) 0);
 }
 
 }  // namespace pgjq

@@ -14,7 +14,9 @@ namespace pgjq {
 
 uint64 run_plan_on_claim_index(SPIPlanPtr plan, const Datum* values, const char* nulls);
 
-// _PG_init
+// _PG_init: the planner hook.
 void register_claim_index_planner_hook();
+// The invalidation hub (hooks/invalidation_hub.cpp): live_jobs or its claim index is looked up again.
+void claim_index_relation_invalidated(Oid relid);
 
 }  // namespace pgjq

@@ -9,28 +9,6 @@ constexpr int k_max_caches = 8;
 prepared_cache* s_caches[k_max_caches];
 int s_ncaches = 0;
 
-// A relation's own invalidation, or one of its indexes' (whether an index takes inserts is read from its
-// relcache entry when the state is built, rather than trusted to change only with the table's).
-void forget_relation(Datum, Oid relid)
-{
-    for (int c = 0; c < s_ncaches; c++) {
-        prepared_cache* cache = s_caches[c];
-        bool named = relid == InvalidOid;
-        for (int i = 0; !named && i < cache->nrelations; i++)
-            named = cache->relations[i] == relid;
-        for (int i = 0; !named && i < cache->nindexes; i++)
-            named = cache->indexes[i] == relid;
-        cache->stale = cache->stale || named;
-    }
-}
-
-// A function (a default's, a constraint's) or a type (an enum's labels) changed.
-void forget_all(Datum, int, uint32)
-{
-    for (int c = 0; c < s_ncaches; c++)
-        s_caches[c]->stale = true;
-}
-
 bool built_for(const prepared_cache* cache, const Oid* relations, int nrelations, List* index_oids, const void* key)
 {
     if (cache->state == nullptr || cache->stale || cache->key != key || cache->nrelations != nrelations ||
@@ -72,21 +50,37 @@ void remember_inputs(prepared_cache* cache, const Oid* relations, int nrelations
 
 namespace pgjq {
 
-void watch_prepared_cache(prepared_cache* cache)
+// A relation's own invalidation, or one of its indexes' (whether an index takes inserts is read from its
+// relcache entry when the state is built, rather than trusted to change only with the table's).
+void prepared_caches_relation_invalidated(Oid relid)
 {
-    if (s_ncaches == k_max_caches)
-        elog(ERROR, "pgjq: more than %d prepared-state caches", k_max_caches);
-    if (s_ncaches == 0) {
-        CacheRegisterRelcacheCallback(forget_relation, (Datum) 0);
-        CacheRegisterSyscacheCallback(PROCOID, forget_all, (Datum) 0);
-        CacheRegisterSyscacheCallback(TYPEOID, forget_all, (Datum) 0);
+    for (int c = 0; c < s_ncaches; c++) {
+        prepared_cache* cache = s_caches[c];
+        bool named = relid == InvalidOid;
+        for (int i = 0; !named && i < cache->nrelations; i++)
+            named = cache->relations[i] == relid;
+        for (int i = 0; !named && i < cache->nindexes; i++)
+            named = cache->indexes[i] == relid;
+        cache->stale = cache->stale || named;
     }
-    s_caches[s_ncaches++] = cache;
+}
+
+// A function (a default's, a constraint's) or a type (an enum's labels) changed.
+void prepared_caches_catalog_invalidated()
+{
+    for (int c = 0; c < s_ncaches; c++)
+        s_caches[c]->stale = true;
 }
 
 void* cached_state(prepared_cache* cache, const Oid* relations, int nrelations, List* index_oids, const void* key,
                    void* (*build)(void* arg), void* arg)
 {
+    if (!cache->watched) {
+        if (s_ncaches == k_max_caches)
+            elog(ERROR, "pgjq: more than %d prepared-state caches", k_max_caches);
+        s_caches[s_ncaches++] = cache;
+        cache->watched = true;
+    }
     if (built_for(cache, relations, nrelations, index_oids, key))
         return cache->state;
     if (cache->state != nullptr)

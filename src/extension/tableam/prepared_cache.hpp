@@ -9,7 +9,7 @@ namespace pgjq {
 
 constexpr int k_cached_relations = 3;
 
-// One path's cache; a static of its file, given to watch_prepared_cache when the module loads.
+// One path's cache; a static of its file, watched for invalidations from its first use on.
 struct prepared_cache {
     const char* context_name;  // of the memory the state lives in
     void* state;               // nullptr: nothing kept
@@ -20,10 +20,14 @@ struct prepared_cache {
     Oid* indexes;     // in TopMemoryContext, so that an error while building leaves it readable
     int nindexes, indexes_capacity;
     bool stale;
+    bool watched;  // in the list the invalidation hub marks stale
 };
 
-// Registers the invalidation callbacks that mark the cache stale (at module load, once per cache).
-void watch_prepared_cache(prepared_cache* cache);
+// The invalidation hub (hooks/invalidation_hub.cpp): a relation (a table or one of its indexes) changed, or
+// a function (a default's, a constraint's) or a type (an enum's labels) did; the caches built from it are
+// stale.
+void prepared_caches_relation_invalidated(Oid relid);
+void prepared_caches_catalog_invalidated();
 
 // The cache's state when it was built for these relations (locked), index OIDs and key and nothing changed
 // since; otherwise build(arg)'s, built in a memory context of its own under the transaction's (so that an

@@ -260,10 +260,4 @@ row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum
     return row_insert::inserted;
 }
 
-void register_row_insert_callbacks()
-{
-    watch_prepared_cache(&s_row_cache);
-    watch_prepared_cache(&s_rows_cache);
-}
-
 }  // namespace pgjq

@@ -49,8 +49,4 @@ row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, co
 // statement's error too.
 row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum* values, const bool* isnull);
 
-// _PG_init: forget the prepared state when the table, its indexes or constraints, or a function or type
-// change.
-void register_row_insert_callbacks();
-
 }  // namespace pgjq

@@ -12,12 +12,12 @@
 // its two index inserts and a commit (measured: 21 -> 12 ms of server CPU per 1000 jobs at batch 100).
 #include "api/api_function.hpp"
 #include "core/claim_floor.hpp"
+#include "core/deadlines.hpp"
 #include "core/direct_claim.hpp"
 #include "core/job_columns.hpp"
 #include "core/lifecycle.hpp"
 #include "core/transaction_claims.hpp"
 #include "core/worker_commit.hpp"
-#include "maintenance/wake.hpp"
 #include "pg/args.hpp"
 #include "pg/settings.hpp"
 #include "pg/spi.hpp"

@@ -6,6 +6,8 @@
 // starts it at commit when it may start. A unique_key with unique_for is also taken in pgjq.unique_windows
 // for that long.
 #include "api/api_function.hpp"
+#include "core/announcements.hpp"
+#include "core/deadlines.hpp"
 #include "core/depth.hpp"
 #include "core/enqueue_counts.hpp"
 #include "core/lifecycle.hpp"
@@ -13,8 +15,6 @@
 #include "core/queue_cache.hpp"
 #include "core/refusals.hpp"
 #include "core/waiting_jobs.hpp"
-#include "maintenance/notification_relay.hpp"
-#include "maintenance/wake.hpp"
 #include "pg/args.hpp"
 #include "pg/catalog.hpp"
 #include "pg/settings.hpp"

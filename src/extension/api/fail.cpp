@@ -2,12 +2,12 @@
 // pushed by exponential backoff with jitter (or by retry_in when given); otherwise it moves to the
 // dead-letter state 'failed'.
 #include "api/api_function.hpp"
+#include "core/announcements.hpp"
 #include "core/job_columns.hpp"
 #include "core/lifecycle.hpp"
 #include "core/refusals.hpp"
 #include "core/transaction_claims.hpp"
 #include "core/worker_commit.hpp"
-#include "maintenance/notification_relay.hpp"
 #include "pg/args.hpp"
 #include "pg/spi.hpp"
 

@@ -4,7 +4,7 @@
 // Delivered at commit, never on rollback: either PostgreSQL's own NOTIFY in the transaction, or the
 // relay of maintenance/notification_relay.cpp when a maintenance worker serves the database. Queue names are restricted
 // to [a-z0-9_.-], so the JSON payload needs no escaping.
-#include "maintenance/notification_relay.hpp"
+#include "core/announcements.hpp"
 #include "pg/boundary.hpp"
 #include "pg/trigger.hpp"
 

@@ -1,11 +1,11 @@
 // queues.cpp: create_queue, alter_queue, drop_queue, pause_queue, resume_queue; the unknown-queue refusal
 // for the SQL-language functions.
 #include "api/api_function.hpp"
+#include "core/announcements.hpp"
 #include "core/depth.hpp"
 #include "core/enqueue_counts.hpp"
 #include "core/lifecycle.hpp"
 #include "core/waiting_jobs.hpp"
-#include "maintenance/notification_relay.hpp"
 #include "pg/args.hpp"
 #include "pg/spi.hpp"
 

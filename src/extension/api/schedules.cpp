@@ -12,8 +12,8 @@
 // the clock after that: a firing is never enqueued twice because the schedule was replaced meanwhile.
 #include "maintenance/schedules.hpp"
 #include "api/api_function.hpp"
+#include "core/deadlines.hpp"
 #include "core/schedule_clock.hpp"
-#include "maintenance/wake.hpp"
 #include "pg/args.hpp"
 #include "pg/spi.hpp"
 

@@ -7,7 +7,7 @@
 // released by the transaction's resource owner if one of them does.
 #include "core/direct_archive.hpp"
 
-#include "maintenance/notification_relay.hpp"
+#include "core/announcements.hpp"
 #include "pg/catalog.hpp"
 #include "pg/settings.hpp"
 #include "tableam/claimed_versions.hpp"

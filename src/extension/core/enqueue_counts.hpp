@@ -10,7 +10,7 @@
 //   a COPY into pgjq's tables commits (pg_restore), the worker reconciles every queue's rows with its live jobs
 //   (one count per queue, under the queue's count lock), and only then do enqueues count here
 //   (enqueue_counts_ready); until then they write their rows. A CREATE EXTENSION needs none: its tables are
-//   empty (core/counted_tables_hook.hpp).
+//   empty (core/counted_tables.hpp).
 // - A queue's count lock, a heavyweight lock on (pgjq.queue_depth, hash of the name): a counting transaction holds
 //   it in RowExclusiveLock until it ends, as it would have held its row's lock; drop_queue, and alter_queue
 //   when it sets max_pending, take it in ExclusiveLock, so they wait for those transactions and then take

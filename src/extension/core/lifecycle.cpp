@@ -4,6 +4,7 @@
 // executor work whatever its size. Either way, what moved is then settled here.
 #include "core/lifecycle.hpp"
 
+#include "core/announcements.hpp"
 #include "core/depth.hpp"
 #include "core/direct_archive.hpp"
 #include "core/job_columns.hpp"
@@ -11,7 +12,6 @@
 #include "core/queue_cache.hpp"
 #include "core/refusals.hpp"
 #include "core/waiting_jobs.hpp"
-#include "maintenance/notification_relay.hpp"
 #include "pg/catalog.hpp"
 #include "pg/limits.hpp"
 #include "pg/spi.hpp"

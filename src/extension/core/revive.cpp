@@ -1,9 +1,9 @@
 // revive.cpp: revive_jobs (see revive.hpp).
 #include "core/revive.hpp"
 
+#include "core/announcements.hpp"
 #include "core/depth.hpp"
 #include "core/waiting_jobs.hpp"
-#include "maintenance/notification_relay.hpp"
 #include "pg/spi.hpp"
 
 namespace pgjq {

@@ -33,7 +33,7 @@ void note_new_dependent(int64 job_id, const int64* parents, int n);
 // dependencies_in_use().
 void note_finished(Datum ids);
 
-// At commit (core/transaction_end.cpp): settles what the notes say. At the end of the transaction, whatever
+// At commit (hooks/transaction_hub.cpp): settles what the notes say. At the end of the transaction, whatever
 // its outcome: forgets them.
 void settle_waiting_jobs();
 void forget_waiting_jobs_ledger();

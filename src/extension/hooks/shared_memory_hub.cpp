@@ -8,8 +8,7 @@
 #include "core/claim_floor.hpp"
 #include "core/enqueue_counts.hpp"
 #include "core/latency.hpp"
-#include "maintenance/notification_relay.hpp"
-#include "maintenance/shared_state.hpp"
+#include "maintenance/shared_memory.hpp"
 #include "pg/pg.hpp"
 #include "pg/shared_region.hpp"
 

@@ -9,14 +9,14 @@
 // Nothing after the commit may raise: each handler called there says so.
 #include "hooks/hubs.hpp"
 
+#include "core/announcements.hpp"
 #include "core/claim_floor.hpp"
+#include "core/deadlines.hpp"
 #include "core/depth.hpp"
 #include "core/enqueue_counts.hpp"
 #include "core/latency.hpp"
 #include "core/transaction_claims.hpp"
 #include "core/waiting_jobs.hpp"
-#include "maintenance/notification_relay.hpp"
-#include "maintenance/wake.hpp"
 #include "pg/pg.hpp"
 
 namespace {

@@ -39,7 +39,7 @@ Oid database_of(Node* stmt, bool* dropping)
 database_command step_aside(worker_shared* state, Oid dboid, bool dropping)
 {
     database_command aside = {dboid, dropping, false};
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     db_slot* slot = find_or_add_slot(state, dboid);
     pid_t pid = 0;
     Latch* latch = nullptr;
@@ -51,16 +51,16 @@ database_command step_aside(worker_shared* state, Oid dboid, bool dropping)
     } else {
         aside.dboid = InvalidOid;
     }
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     if (pid == 0)
         return aside;
     SetLatch(latch);
     bool signalled = false;
     TimestampTz give_up = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), k_leave_wait_ms);
     for (;;) {
-        SpinLockAcquire(&state->mutex);
+        LWLockAcquire(&state->lock, LW_EXCLUSIVE);
         bool gone = slot->pid != pid;
-        SpinLockRelease(&state->mutex);
+        LWLockRelease(&state->lock);
         if (gone)
             return aside;
         if (GetCurrentTimestamp() >= give_up) {
@@ -82,7 +82,7 @@ void come_back(worker_shared* state, const database_command& aside, bool dropped
 {
     if (!OidIsValid(aside.dboid))
         return;
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     db_slot* slot = find_slot(state, aside.dboid);
     if (slot != nullptr && slot->pid == 0) {
         if (dropped)
@@ -91,7 +91,7 @@ void come_back(worker_shared* state, const database_command& aside, bool dropped
             slot->disabled = aside.was_disabled;
     }
     Latch* launcher = state->launcher_latch;
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     if (launcher != nullptr)
         SetLatch(launcher);  // serve the database again now, not at the launcher's next pass
 }

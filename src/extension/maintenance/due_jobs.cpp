@@ -1,10 +1,10 @@
 // due_jobs.cpp: the duty that announces delayed jobs when they fall due. Jobs enqueued with a future run_at
 // and jobs waiting out a retry backoff get their queue notified on pgjq_new_job when they become runnable,
 // so workers that only LISTEN (and never poll) still get them. The duty runs at the earliest future run_at;
-// a transaction that commits a job due earlier wakes it (wake.cpp), so a job due at T is announced close to T.
+// a transaction that commits a job due earlier wakes it (core/deadlines.hpp), so a job due at T is announced close to T.
+#include "core/announcements.hpp"
 #include "core/claim_floor.hpp"
 #include "maintenance/duty.hpp"
-#include "maintenance/notification_relay.hpp"
 #include "pg/spi.hpp"
 
 namespace {

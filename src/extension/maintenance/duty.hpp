@@ -8,8 +8,8 @@
 // Adding a duty is one entry in duties.cpp.
 #pragma once
 
+#include "core/doorbell.hpp"
 #include "maintenance/shared_state.hpp"
-#include "maintenance/wake.hpp"
 
 namespace pgjq {
 
@@ -17,7 +17,7 @@ namespace pgjq {
 struct maintenance_round {
     Oid dboid;
     const char* datname;
-    db_slot* slot;    // this database's slot (read and written under the shared mutex)
+    db_slot* slot;    // this database's slot (read and written under the shared state's lock)
     TimestampTz now;  // when the round started
     // The relay delivered notices of jobs that finished or went back to pending since the vacuum last
     // looked: their old row versions in live_jobs are dead. New jobs alone leave nothing to vacuum.
@@ -56,7 +56,7 @@ void commit_duty_transaction();
 // synchronous_commit says.
 void commit_as_enqueues_do();
 
-// What committing transactions reported (wake.cpp) since the duty concerned last took it, or 0.
+// What committing transactions reported (core/deadlines.hpp) since the duty concerned last took it, or 0.
 TimestampTz reported_deadline(const maintenance_round& round, deadline_kind kind);
 // Forgets a report once the duty acted on it, unless a newer one replaced it meanwhile.
 void forget_reported_deadline(const maintenance_round& round, deadline_kind kind, TimestampTz reported);

@@ -9,7 +9,7 @@
 // - at once when the launcher has never seen it since the server started (to learn its deadlines);
 // - at the deadline its last worker left in its slot (a lease that ends, a job that falls due, finished
 //   jobs to prune, a failing duty's retry), or earlier when a committing transaction reports an earlier
-//   one (wake.cpp) or has notifications that no worker relays (notification_relay.cpp);
+//   one (core/deadlines.hpp) or has notifications that no worker relays (notification_relay.cpp);
 // - pgjq.restart_delay after a worker exited with an error or was terminated;
 // - pgjq.launcher_naptime after a worker found the extension missing.
 // Databases whose time has come are started most urgent first while fewer than pgjq.max_maintenance_workers run; the
@@ -84,12 +84,12 @@ void clear_launcher(int code, Datum arg)
     worker_shared* state = worker_state_if_attached();
     if (state == nullptr)
         return;
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     if (state->launcher_pid == MyProcPid) {
         state->launcher_pid = 0;
         state->launcher_latch = nullptr;
     }
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
 }
 
 // The databases a worker may serve, read from the shared catalog (as autovacuum's get_database_list).
@@ -176,7 +176,7 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
     int ncandidates = 0;
     bool untracked = false;
     TimestampTz absent_before = TimestampTzPlusMilliseconds(now, -launcher_naptime_s * 1000L);
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     // Workers of a previous launcher (one that crashed or was terminated) count too: this one has no handle.
     int serving = 0;
     for (int i = 0; i < state->nslots; i++)
@@ -200,7 +200,7 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
         if (due != DT_NOEND)
             candidates[ncandidates++] = {i, due, requested_only};
     }
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     if (untracked)
         ereport(DEBUG1, (errmsg("pgjq launcher: more databases than pgjq.max_databases; some wait for a slot")));
     qsort(candidates, ncandidates, sizeof(candidate), by_urgency);
@@ -259,7 +259,7 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
     // current round (maintenance_worker.cpp) unless their own work is urgent.
     Latch* latches[64];
     int nlatches = 0;
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     state->waiting = waiting;
     for (int i = 0; i < state->nslots; i++) {
         db_slot* slot = &state->slots[i];
@@ -275,7 +275,7 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
         if (waiting > 0 && slot->pid != 0 && slot->by_launcher && slot->latch != nullptr && nlatches < 64)
             latches[nlatches++] = slot->latch;
     }
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     for (int i = 0; i < nlatches; i++)
         SetLatch(latches[i]);
     return next;
@@ -292,11 +292,11 @@ void launcher_main()
 
     worker_shared* state = worker_state();
     TimestampTz now = GetCurrentTimestamp();
-    // Another launcher (of a previous postmaster generation) may still be alive: ask without the mutex
+    // Another launcher (of a previous postmaster generation) may still be alive: ask without the lock
     // held, then take over only if the record still names the same process.
     pid_t other = 0, dead = 0;
     for (;;) {
-        SpinLockAcquire(&state->mutex);
+        LWLockAcquire(&state->lock, LW_EXCLUSIVE);
         pid_t recorded = state->launcher_pid;
         bool taken = recorded == 0 || recorded == MyProcPid || recorded == dead;
         if (taken) {
@@ -304,7 +304,7 @@ void launcher_main()
             state->launcher_latch = MyLatch;
             state->launcher_started_at = now;
         }
-        SpinLockRelease(&state->mutex);
+        LWLockRelease(&state->lock);
         if (taken)
             break;
         if (process_alive(recorded)) {
@@ -336,9 +336,9 @@ void launcher_main()
         TimestampTz next = launcher_pass(state, pass_context);
         pgstat_report_activity(STATE_IDLE, nullptr);
         TimestampTz done = GetCurrentTimestamp();
-        SpinLockAcquire(&state->mutex);
+        LWLockAcquire(&state->lock, LW_EXCLUSIVE);
         state->launcher_last_run = done;
-        SpinLockRelease(&state->mutex);
+        LWLockRelease(&state->lock);
         long timeout = TimestampDifferenceMilliseconds(done, next);
         if (timeout > 0) {
             // Our workers' starts and exits set the latch (bgw_notify_pid), so an exit is noticed at once.

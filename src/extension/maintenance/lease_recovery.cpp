@@ -1,7 +1,7 @@
 // lease_recovery.cpp: the duty that recovers jobs whose lease expired (core/leases.hpp) and runs again when
 // the next lease expires. A requeued job is announced on pgjq_new_job at the duty's commit (by the trigger
 // on its status), so a listening worker takes it at once. A claim whose lease ends before the worker's
-// planned wake-up reports that time at its commit (wake.cpp), which makes the duty look again.
+// planned wake-up reports that time at its commit (core/deadlines.hpp), which makes the duty look again.
 #include "core/leases.hpp"
 #include "maintenance/duty.hpp"
 

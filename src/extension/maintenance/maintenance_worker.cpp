@@ -3,7 +3,7 @@
 //
 // Each round runs the duties whose time has come or whom a wake-up concerns, then the worker sleeps on its
 // latch until the earliest duty's time (capped by pgjq.naptime). Backends set the latch when they commit a
-// job due earlier than that (wake.cpp) or hand over notifications (notification_relay.cpp).
+// job due earlier than that (core/deadlines.hpp) or hand over notifications (notification_relay.cpp).
 //
 // PG-facing code only: locals are trivially destructible. An ERROR inside a duty is caught around that duty
 // alone: logged, counted in its statistics, and the duty is retried after a backoff while the others go on
@@ -59,8 +59,8 @@ void handle_sigterm(SIGNAL_ARGS)
 }
 
 // Takes the database's slot; false if another worker serves it or it was stopped with stop_worker().
-// Whether the slot's previous holder is alive is asked without the mutex held (no system call under a
-// spinlock), then the slot is taken only if it still names that same process.
+// Whether the slot's previous holder is alive is asked without the lock held (no system call under the
+// shared state's lock), then the slot is taken only if it still names that same process.
 bool claim_slot()
 {
     worker_shared* state = worker_state();
@@ -69,7 +69,7 @@ bool claim_slot()
     bool disabled = false, stale = false, full = false;
     for (;;) {
         bool retry = false;
-        SpinLockAcquire(&state->mutex);
+        LWLockAcquire(&state->lock, LW_EXCLUSIVE);
         db_slot* slot = find_or_add_slot(state, s_dboid);
         if (slot == nullptr) {
             full = true;
@@ -96,7 +96,7 @@ bool claim_slot()
             slot->relay_orphaned = false;
             s_slot = slot;
         }
-        SpinLockRelease(&state->mutex);
+        LWLockRelease(&state->lock);
         if (!retry)
             break;
         if (process_alive(other))
@@ -131,7 +131,7 @@ void release_slot(int code, Datum arg)
     if (state == nullptr || s_slot == nullptr)
         return;
     TimestampTz now = GetCurrentTimestamp();
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     if (s_slot->pid == MyProcPid) {
         s_slot->pid = 0;
         s_slot->latch = nullptr;
@@ -141,7 +141,7 @@ void release_slot(int code, Datum arg)
         if (s_got_sigterm && !s_by_launcher)
             s_slot->terminated_gen = s_generation;
     }
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
 }
 
 // An error outside the duties (the worker's own checks), for worker_status().
@@ -151,11 +151,11 @@ void record_worker_error(const char* message)
     if (state == nullptr || s_slot == nullptr)
         return;
     TimestampTz now = GetCurrentTimestamp();
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     s_slot->errors++;
     s_slot->last_error_at = now;
     strlcpy(s_slot->last_error, message ? message : "unknown error", sizeof s_slot->last_error);
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
 }
 
 [[noreturn]] void exit_quietly(const char* why, int elevel = LOG)
@@ -182,7 +182,7 @@ void record_worker_error(const char* message)
         FlushErrorState();
         AbortCurrentTransaction();
         MemoryContextSwitchTo(caller);
-        request_service(s_dboid, true);
+        doorbell::request_service(s_dboid, true);
         RESUME_INTERRUPTS();
     }
     PG_END_TRY();
@@ -197,11 +197,11 @@ void record_worker_error(const char* message)
 void report_older_version(const char* version)
 {
     worker_shared* state = worker_state();
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     bool said = strcmp(version, s_slot->reported_version) == 0;
     if (!said)
         strlcpy(s_slot->reported_version, version, sizeof s_slot->reported_version);
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     if (!said && version_number(version) < version_number(k_library_version))
         ereport(LOG,
                 (errmsg("database \"%s\" has version %s of extension pgjq, the server's pgjq library is %s", s_datname,
@@ -225,12 +225,12 @@ bool database_ready()
     MemoryContextSwitchTo(s_round_context);
     if (version == nullptr) {
         TimestampTz now = GetCurrentTimestamp();
-        SpinLockAcquire(&state->mutex);
+        LWLockAcquire(&state->lock, LW_EXCLUSIVE);
         s_slot->absent_at = now;
         s_slot->absent = true;
         // Reports that brought the worker here are answered: the extension has gone since.
         s_slot->reported_due = s_slot->reported_lease_end = s_slot->reported_schedule = s_slot->requested_at = 0;
-        SpinLockRelease(&state->mutex);
+        LWLockRelease(&state->lock);
         // The launcher tries every database: where pgjq is absent this is routine, not news.
         exit_quietly("extension pgjq is not installed in this database", DEBUG1);
     }
@@ -260,7 +260,7 @@ void duty_error_context(void* arg)
 void publish_duty(int i, const duty_outcome* outcome, const ErrorData* error, TimestampTz now)
 {
     worker_shared* state = worker_state();
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     duty_stats* stats = &s_slot->duties[i];
     if (error == nullptr) {
         stats->runs++;
@@ -274,7 +274,7 @@ void publish_duty(int i, const duty_outcome* outcome, const ErrorData* error, Ti
     stats->failures_in_row = s_failures_in_row[i];
     stats->next_run = s_next_run[i];
     stats->retry_at = s_retry_at[i];
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
 }
 
 // Runs duty i inside its own error boundary.
@@ -341,9 +341,9 @@ TimestampTz run_round(maintenance_round& round)
 {
     // pgjq.stop_worker(), or a DROP DATABASE that needs the worker gone, says so through the slot.
     worker_shared* state = worker_state();
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     bool disabled = s_slot->disabled;
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     if (disabled)
         exit_quietly("asked to leave (pgjq.stop_worker(), or a command on the database)");
     round.now = GetCurrentTimestamp();
@@ -359,9 +359,9 @@ TimestampTz run_round(maintenance_round& round)
         }
     }
 
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     s_slot->next_wake = 0;  // from here on, backends that schedule a job set the latch
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
 
     for (int i = 0; writable && i < k_duty_count; i++) {
         CHECK_FOR_INTERRUPTS();
@@ -385,14 +385,14 @@ TimestampTz run_round(maintenance_round& round)
             deadline = s_deadline[i];
             deadline_duty = i;
         }
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     s_slot->rounds++;
     s_slot->last_run = done;
     s_slot->next_wake = wake;
     s_slot->deadline = deadline;  // kept after an exit, for the launcher
     s_slot->deadline_duty = deadline_duty;
     int waiting = state->waiting;
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
 
     // Serving in turn: a worker the launcher started leaves when nothing is due here for a while, or at
     // once when other databases wait for a worker and nothing here is urgent. It comes back (a new
@@ -443,7 +443,7 @@ void maintenance_main(Datum main_arg)
     strlcpy(s_datname, datname ? datname : "?", sizeof s_datname);
     CommitTransactionCommand();
     worker_shared* state = worker_state();
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     strlcpy(s_slot->datname, s_datname, sizeof s_slot->datname);
     // The database's previous worker may have left a failing duty backing off: keep its backoff, so that
     // serving in turn does not retry it at every start.
@@ -451,7 +451,7 @@ void maintenance_main(Datum main_arg)
         s_failures_in_row[i] = s_slot->duties[i].failures_in_row;
         s_retry_at[i] = s_slot->duties[i].retry_at;
     }
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     if (s_by_launcher && !database_allowed(s_datname))
         exit_quietly("the database is not listed in pgjq.databases");
 
@@ -556,10 +556,10 @@ TimestampTz reported_deadline(const maintenance_round& round, deadline_kind kind
 {
     int k = static_cast<int>(kind);
     worker_shared* state = worker_state();
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     TimestampTz reported = *reported_deadline_field(round.slot, kind);
     s_reports_seen[k] = round.slot->reports[k];
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     return reported;
 }
 
@@ -567,11 +567,11 @@ void forget_reported_deadline(const maintenance_round& round, deadline_kind kind
 {
     int k = static_cast<int>(kind);
     worker_shared* state = worker_state();
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     TimestampTz* field = reported_deadline_field(round.slot, kind);
     if (*field == reported && round.slot->reports[k] == s_reports_seen[k])
         *field = 0;
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
 }
 
 void test_failure_point(const char* duty_name)

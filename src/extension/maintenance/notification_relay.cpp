@@ -1,31 +1,19 @@
-// notification_relay.cpp: the notification relay (see notification_relay.hpp).
-//
-// A transaction keeps its events in TopTransactionContext, labelled with the subtransaction that made
-// them, so that an aborted subtransaction drops its own. At commit, when the jobs are visible, the events
-// are copied into the database's ring in shared memory and the serving worker's latch is set; a rolled
-// back transaction tells nobody. Whether a transaction relays or notifies itself is decided at its first
-// event, once, from whether a live worker holds the database's ring.
+// notification_relay.cpp: the notification relay (see notification_relay.hpp): the rings in shared memory,
+// the doorbell through which committed transactions fill them (core/doorbell.hpp), and the worker's delivery.
 #include "maintenance/notification_relay.hpp"
 
-#include "pg/compat.hpp"
-
+#include "core/announcements.hpp"
 #include "maintenance/duty.hpp"
-#include "pg/limits.hpp"
-#include "pg/subtransaction_notes.hpp"
+#include "maintenance/shared_memory.hpp"
 
 namespace {
 
-using namespace pgjq;
-
-constexpr int k_queue_len = k_queue_name_max + 1;
 constexpr int k_ring_queues = 32;      // more distinct queues than this in one delivery: announce all
 constexpr int k_ring_finished = 4096;  // finished jobs waiting for the worker; beyond: overflow notice
 
-struct finished_event {
-    int64 id;
-    char status[12];
-    char queue[k_queue_len];
-};
+}  // namespace
+
+namespace pgjq::doorbell {
 
 struct relay_ring {
     Oid dboid;     // the database this ring serves; kept when its worker exits, for the next one
@@ -39,6 +27,15 @@ struct relay_ring {
     bool rows_replaced;      // a handed-over transaction finished or requeued jobs
     finished_event finished[k_ring_finished];
 };
+
+}  // namespace pgjq::doorbell
+
+namespace {
+
+using namespace pgjq;
+using doorbell::finished_event;
+using doorbell::k_queue_len;
+using doorbell::relay_ring;
 
 struct relay_shared {
     int nrings;
@@ -71,43 +68,11 @@ LWLock* ring_lock(const relay_ring* ring)
     return &s_locks[ring - s_relay->rings].lock;
 }
 
-// Per-transaction state --------------------------------------------------------------------------------
+}  // namespace
 
-enum class mode { undecided, relay, direct };
+namespace pgjq::doorbell {
 
-struct queue_event {
-    SubTransactionId subid;
-    char queue[k_queue_len];
-};
-
-struct local_finished {
-    SubTransactionId subid;
-    finished_event event;
-};
-
-mode s_mode = mode::undecided;
-relay_ring* s_ring = nullptr;
-queue_event* s_queues = nullptr;
-int s_nqueues = 0, s_queue_cap = 0;
-local_finished* s_finished = nullptr;
-int s_nfinished = 0, s_finished_cap = 0;
-// Rows of live_jobs replaced other than by finishing jobs (those are in s_finished). Kept when the
-// subtransaction aborts: the worst that leaves is a vacuum that finds nothing.
-bool s_rows_replaced = false;
-
-void reset_transaction_state()
-{
-    s_mode = mode::undecided;
-    s_ring = nullptr;
-    s_queues = nullptr;  // memory belongs to TopTransactionContext
-    s_nqueues = s_queue_cap = 0;
-    s_finished = nullptr;
-    s_nfinished = s_finished_cap = 0;
-    s_rows_replaced = false;
-}
-
-// The ring of this database if a worker serves it now, else nullptr.
-relay_ring* live_ring(Oid dboid)
+relay_ring* serving_ring(Oid dboid)
 {
     if (s_relay == nullptr)
         return nullptr;
@@ -122,195 +87,46 @@ relay_ring* live_ring(Oid dboid)
     return nullptr;
 }
 
-mode transaction_mode()
+// Runs after the commit is visible, where an ERROR is not allowed: nothing here raises.
+void hand_over(relay_ring* ring, const relay_handover& events)
 {
-    if (s_mode == mode::undecided) {
-        s_ring = live_ring(MyDatabaseId);
-        s_mode = s_ring ? mode::relay : mode::direct;
-    }
-    return s_mode;
-}
-
-template <typename T>
-T* grow(T* items, int* cap)
-{
-    int new_cap = *cap == 0 ? 16 : *cap * 2;
-    T* grown = items == nullptr ? static_cast<T*>(MemoryContextAlloc(TopTransactionContext, sizeof(T) * new_cap))
-                                : static_cast<T*>(repalloc(items, sizeof(T) * new_cap));
-    *cap = new_cap;
-    return grown;
-}
-
-// The queues already notified directly in this (sub)transaction: Async_Notify would de-duplicate too,
-// but only after building the notification; this keeps a 1000-row batch at one call.
-constexpr int k_direct_remembered = 8;
-LocalTransactionId s_direct_lxid = InvalidLocalTransactionId;
-SubTransactionId s_direct_subxid = InvalidSubTransactionId;
-int s_direct_count = 0;
-char s_direct_queues[k_direct_remembered][k_queue_len];
-
-bool direct_already_notified(const char* queue_name)
-{
-    LocalTransactionId lxid = compat::local_transaction_id();
-    SubTransactionId subxid = GetCurrentSubTransactionId();
-    if (lxid != s_direct_lxid || subxid != s_direct_subxid) {
-        s_direct_lxid = lxid;
-        s_direct_subxid = subxid;
-        s_direct_count = 0;
-    }
-    for (int i = 0; i < s_direct_count; i++)
-        if (strcmp(s_direct_queues[i], queue_name) == 0)
-            return true;
-    if (s_direct_count < k_direct_remembered)
-        strlcpy(s_direct_queues[s_direct_count++], queue_name, k_queue_len);
-    return false;
-}
-
-char* finished_payload(const finished_event& e)
-{
-    return psprintf("{\"id\":%lld,\"queue\":\"%s\",\"status\":\"%s\"}", (long long) e.id, e.queue, e.status);
-}
-
-// Commit: copy the events into the ring and wake the worker. Runs after the commit is visible, where an
-// ERROR is not allowed: nothing here raises.
-void hand_over()
-{
-    relay_ring* ring = s_ring;
     LWLockAcquire(ring_lock(ring), LW_EXCLUSIVE);
     Latch* latch = ring->latch;
     if (ring->dboid == MyDatabaseId) {
-        for (int i = 0; i < s_nqueues; i++) {
+        for (int i = 0; i < events.nqueues; i++) {
             bool known = ring->all_queues;
             for (int j = 0; !known && j < ring->nqueues; j++)
-                known = strcmp(ring->queues[j], s_queues[i].queue) == 0;
+                known = strcmp(ring->queues[j], events.queues[i].queue) == 0;
             if (known)
                 continue;
             if (ring->nqueues < k_ring_queues)
-                strlcpy(ring->queues[ring->nqueues++], s_queues[i].queue, k_queue_len);
+                strlcpy(ring->queues[ring->nqueues++], events.queues[i].queue, k_queue_len);
             else
                 ring->all_queues = true;
         }
-        for (int i = 0; i < s_nfinished; i++) {
+        for (int i = 0; i < events.nfinished; i++) {
             if (ring->count == k_ring_finished) {
                 ring->finished_overflow = true;
                 break;
             }
-            ring->finished[(ring->head + ring->count) % k_ring_finished] = s_finished[i].event;
+            ring->finished[(ring->head + ring->count) % k_ring_finished] = events.finished[i].event;
             ring->count++;
         }
-        ring->rows_replaced |= s_rows_replaced || s_nfinished > 0;
+        ring->rows_replaced |= events.rows_replaced || events.nfinished > 0;
     }
     bool orphaned = latch == nullptr || ring->dboid != MyDatabaseId;
     LWLockRelease(ring_lock(ring));
     // The worker left since this transaction chose to relay: the launcher starts one, which announces
     // every queue and sends the overflow notice, as the events may be in a ring another database took.
     if (orphaned)
-        request_service(MyDatabaseId, true);
+        doorbell::request_service(MyDatabaseId, true);
     else
         SetLatch(latch);
 }
 
-}  // namespace
+}  // namespace pgjq::doorbell
 
 namespace pgjq {
-
-void refuse_prepare_with_announcements()
-{
-    // Like NOTIFY itself: a prepared transaction may commit in another session, after the relay could have
-    // delivered anything.
-    if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0))
-        ereport(ERROR,
-                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                 errmsg("cannot PREPARE a transaction that enqueued or finished pgjq jobs")));
-}
-
-void hand_over_announcements()
-{
-    if (s_mode == mode::relay && (s_nqueues > 0 || s_nfinished > 0 || s_rows_replaced))
-        hand_over();
-    else if (s_mode == mode::direct)
-        request_service(MyDatabaseId, false);  // notified itself; the launcher brings the relay back
-    reset_transaction_state();
-}
-
-void forget_announcements()
-{
-    reset_transaction_state();
-}
-
-// A subtransaction's events become its parent's when it commits, and go when it aborts. Subtransaction ids
-// grow, so an aborting one drops every event labelled with its id or a later one (its children's, already
-// relabelled to it when they committed).
-void announcements_subtransaction_committed(SubTransactionId subid, SubTransactionId parent)
-{
-    if (s_mode != mode::relay)
-        return;
-    for (int i = 0; i < s_nqueues; i++)
-        if (s_queues[i].subid == subid)
-            s_queues[i].subid = parent;
-    for (int i = 0; i < s_nfinished; i++)
-        if (s_finished[i].subid == subid)
-            s_finished[i].subid = parent;
-}
-
-void announcements_subtransaction_aborted(SubTransactionId subid)
-{
-    if (s_mode != mode::relay)
-        return;
-    s_nqueues = drop_notes_of_aborted(s_queues, s_nqueues, subid, &queue_event::subid);
-    s_nfinished = drop_notes_of_aborted(s_finished, s_nfinished, subid, &local_finished::subid);
-}
-
-void announce_new_jobs(const char* queue_name, const job_key* first)
-{
-    runnable_at_commit(queue_name, first);
-    if (transaction_mode() == mode::direct) {
-        if (!direct_already_notified(queue_name))
-            Async_Notify(k_new_job_channel, queue_name);
-        return;
-    }
-    for (int i = 0; i < s_nqueues; i++)
-        if (strcmp(s_queues[i].queue, queue_name) == 0)
-            return;  // recorded by this (sub)transaction or one of its still-open ancestors
-    if (s_nqueues == s_queue_cap)
-        s_queues = grow(s_queues, &s_queue_cap);
-    s_queues[s_nqueues].subid = GetCurrentSubTransactionId();
-    strlcpy(s_queues[s_nqueues].queue, queue_name, k_queue_len);
-    s_nqueues++;
-}
-
-void announce_requeued_jobs(const char* queue_name)
-{
-    announce_new_jobs(queue_name);
-    s_rows_replaced = true;
-}
-
-void note_live_rows_replaced()
-{
-    // Without a worker serving the database nobody is told, and a transaction that announces nothing must
-    // not count as one that notified by itself (which asks the launcher for a worker at commit).
-    if (s_mode == mode::undecided && live_ring(MyDatabaseId) == nullptr)
-        return;
-    if (transaction_mode() == mode::relay)
-        s_rows_replaced = true;
-}
-
-void announce_finished(int64 job_id, const char* queue_name, const char* status)
-{
-    finished_event e;
-    e.id = job_id;
-    strlcpy(e.status, status, sizeof e.status);
-    strlcpy(e.queue, queue_name, sizeof e.queue);
-    if (transaction_mode() == mode::direct) {
-        Async_Notify(k_finished_channel, finished_payload(e));
-        return;
-    }
-    if (s_nfinished == s_finished_cap)
-        s_finished = grow(s_finished, &s_finished_cap);
-    s_finished[s_nfinished].subid = GetCurrentSubTransactionId();
-    s_finished[s_nfinished].event = e;
-    s_nfinished++;
-}
 
 void relay_attach(Oid dboid, bool announce_everything)
 {
@@ -336,7 +152,7 @@ void relay_attach(Oid dboid, bool announce_everything)
             bool unserved = ring->latch == nullptr;
             if (pass == 0 ? !OidIsValid(ring->dboid) : unserved && (pass == 2 || empty)) {
                 if (OidIsValid(ring->dboid) && !empty)
-                    request_service(ring->dboid, true);
+                    doorbell::request_service(ring->dboid, true);
                 memset(ring, 0, offsetof(relay_ring, finished));
                 ring->dboid = dboid;
                 ring->latch = MyLatch;

@@ -2,7 +2,7 @@
 //
 // The duty runs at the earliest due schedule: that time is its outcome's deadline, so the launcher starts a
 // worker for it even in an idle database, and pgjq.schedule() reports a new schedule's first firing at its
-// commit (wake.hpp, deadline_kind::schedule_due).
+// commit (core/deadlines.hpp, deadline_kind::schedule_due).
 #include "maintenance/schedules.hpp"
 
 #include "core/schedule_clock.hpp"

@@ -28,8 +28,15 @@ Size worker_shmem_size()
 static void initialize_state(worker_shared* state)
 {
     memset(state, 0, worker_shmem_size());
-    SpinLockInit(&state->mutex);
+    state->lock_tranche = LWLockNewTrancheId();
+    LWLockInitialize(&state->lock, state->lock_tranche);
     state->nslots = slot_count();
+}
+
+// The lock's tranche is named per process, for its wait events (forked backends inherit the postmaster's).
+static void name_lock_tranche(const worker_shared* state)
+{
+    LWLockRegisterTranche(state->lock_tranche, k_worker_state_region.name);
 }
 
 // Without preload: from the spare shared memory PostgreSQL keeps for add-ins, on first use.
@@ -41,6 +48,7 @@ static worker_shared* init_state()
     if (!found)
         initialize_state(state);
     LWLockRelease(AddinShmemInitLock);
+    name_lock_tranche(state);
     return state;
 }
 
@@ -88,6 +96,7 @@ static void attach_worker_state(void* memory, bool created, LWLockPadded*)
     s_state = static_cast<worker_shared*>(memory);
     if (created)
         initialize_state(s_state);
+    name_lock_tranche(s_state);
 }
 
 // With preload the launcher's size: the hub calls the size function after _PG_init, from the postmaster.
@@ -148,31 +157,6 @@ db_slot* find_or_add_slot(worker_shared* state, Oid dboid, TimestampTz only_abse
         reuse->deadline_duty = -1;
     }
     return reuse;
-}
-
-void request_service(Oid dboid, bool orphaned)
-{
-    worker_shared* state = worker_state_if_attached();
-    if (state == nullptr)
-        return;
-    TimestampTz now = GetCurrentTimestamp();
-    Latch* launcher = nullptr;
-    SpinLockAcquire(&state->mutex);
-    if (state->launcher_pid != 0) {
-        db_slot* slot = find_or_add_slot(state, dboid);
-        // While a worker serves the database nothing is needed, unless it is leaving (orphaned events).
-        if (slot != nullptr && !slot->disabled && (slot->pid == 0 || orphaned)) {
-            if (orphaned)
-                slot->relay_orphaned = true;
-            if (slot->requested_at == 0) {
-                slot->requested_at = now;
-                launcher = state->launcher_latch;
-            }
-        }
-    }
-    SpinLockRelease(&state->mutex);
-    if (launcher != nullptr)
-        SetLatch(launcher);
 }
 
 // The retry time of the duty called `name` while it backs off after failures, else 0.

@@ -6,9 +6,9 @@
 // autoprewarm does.
 #pragma once
 
-#include "maintenance/wake.hpp"
+#include "core/doorbell.hpp"
+#include "maintenance/shared_memory.hpp"
 #include "pg/pg.hpp"
-#include "pg/shared_region.hpp"
 
 namespace pgjq {
 
@@ -65,7 +65,10 @@ struct db_slot {
 };
 
 struct worker_shared {
-    slock_t mutex;  // protects everything below; held only for loads and stores, no system calls
+    // Protects everything below. An LWLock, not a spinlock: lookups loop over the slots (and the launcher over
+    // databases and slots). Held for loads, stores and those loops, never across a wait or a system call.
+    LWLock lock;
+    int lock_tranche;  // LWLockNewTrancheId(), named in each process that attaches
     pid_t launcher_pid;
     Latch* launcher_latch;
     TimestampTz launcher_started_at;
@@ -75,9 +78,6 @@ struct worker_shared {
     db_slot slots[FLEXIBLE_ARRAY_MEMBER];
 };
 
-// With preload, the shared-memory hub reserves it, sized for pgjq.max_databases instead of
-// max_worker_processes.
-extern const shared_region k_worker_state_region;
 Size worker_shmem_size();
 // Attaches to (creating if needed) the shared state. Raises an ERROR when there is no room.
 worker_shared* worker_state();
@@ -86,30 +86,25 @@ worker_shared* worker_state_if_attached();
 // worker_state(), but nullptr instead of an ERROR when there is no room.
 worker_shared* worker_state_no_error();
 
-// With the mutex held: the slot's field for the reports of `kind` (reported_due, ...).
+// With the lock held: the slot's field for the reports of `kind` (reported_due, ...).
 TimestampTz* reported_deadline_field(db_slot* slot, deadline_kind kind);
 
-// With the mutex held: the slot of `dboid`, or nullptr.
+// With the lock held: the slot of `dboid`, or nullptr.
 db_slot* find_slot(worker_shared* state, Oid dboid);
-// With the mutex held: the slot of `dboid`, taking a free (or the longest idle) one. nullptr if all are busy.
+// With the lock held: the slot of `dboid`, taking a free (or the longest idle) one. nullptr if all are busy.
 // `only_absent_before`: when not 0, reuse only the slots of databases found without pgjq before that time
 // (the launcher, so that more databases than slots do not make it start workers in a loop); when 0, also
 // the slot of a database with pgjq that nobody serves now, which loses its deadlines.
 db_slot* find_or_add_slot(worker_shared* state, Oid dboid, TimestampTz only_absent_before = 0);
 
-// Asks the launcher for a worker in `dboid` now (a transaction has notifications nobody relays, or
-// start_worker()); `orphaned`: events were left in a ring without a worker. Never raises; no-op without a
-// launcher.
-void request_service(Oid dboid, bool orphaned);
-
 // When the database of `slot`, served by nobody now, next needs a worker (DT_NOEND: only when a
 // transaction asks), and why (a duty's name, or what else brings the worker; nullptr with DT_NOEND). The
-// launcher's rule (launcher.cpp), also shown by worker_status(). With the mutex held; never raises.
+// launcher's rule (launcher.cpp), also shown by worker_status(). With the lock held; never raises.
 // `with_requests`: count requests too (a transaction that notified by itself); without, only what must
 // happen by a time (the launcher lets such databases wait without making busy workers yield).
 TimestampTz next_service(const db_slot* slot, TimestampTz now, const char** reason, bool with_requests = true);
 
-// Is a process with this pid alive? (A signal-0 kill: never call it with the mutex held.)
+// Is a process with this pid alive? (A signal-0 kill: call it without the lock held.)
 bool process_alive(pid_t pid);
 
 // Is `datname` in pgjq.databases (always true when the setting is empty)?

@@ -1,5 +1,5 @@
-// maintenance_admin.cpp: pgjq.worker_status(), pgjq.maintenance_duties(), pgjq.start_worker() and
-// pgjq.stop_worker().
+// admin_functions.cpp: pgjq.worker_status(), pgjq.maintenance_duties(), pgjq.start_worker() and
+// pgjq.stop_worker(), the maintenance side's own SQL functions: they read and change its shared state.
 #include "api/api_function.hpp"
 #include "maintenance/duty.hpp"
 #include "maintenance/launcher.hpp"
@@ -111,10 +111,10 @@ pid_t wait_for_slot(worker_shared* state, bool want_running, pid_t old_pid, Back
 {
     TimestampTz give_up = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), k_wait_ms);
     for (;;) {
-        SpinLockAcquire(&state->mutex);
+        LWLockAcquire(&state->lock, LW_EXCLUSIVE);
         db_slot* slot = find_slot(state, MyDatabaseId);
         pid_t pid = slot != nullptr ? slot->pid : 0;
-        SpinLockRelease(&state->mutex);
+        LWLockRelease(&state->lock);
         if (want_running ? pid != 0 : pid != old_pid)
             return pid;
         pid_t started;
@@ -130,8 +130,7 @@ pid_t wait_for_slot(worker_shared* state, bool want_running, pid_t old_pid, Back
     }
 }
 
-// The slots of the databases pgjq knows, copied out (palloc may raise, so nothing is built under the
-// spinlock). One slot per hold: committing transactions take the same lock to wake a worker, and must
+// The slots of the databases pgjq knows, copied out (nothing is built under the lock). One slot per hold: committing transactions take the same lock to wake a worker, and must
 // not wait behind a copy of every slot.
 db_slot* copy_used_slots(worker_shared* state, int* count)
 {
@@ -139,11 +138,11 @@ db_slot* copy_used_slots(worker_shared* state, int* count)
     auto* copy = static_cast<db_slot*>(palloc(sizeof(db_slot) * (n + 1)));
     *count = 0;
     for (int i = 0; i < n; i++) {
-        SpinLockAcquire(&state->mutex);
+        LWLockAcquire(&state->lock, LW_EXCLUSIVE);
         bool used = state->slots[i].dboid != InvalidOid;
         if (used)
             memcpy(&copy[*count], &state->slots[i], sizeof(db_slot));
-        SpinLockRelease(&state->mutex);
+        LWLockRelease(&state->lock);
         if (used)
             (*count)++;
     }
@@ -168,11 +167,11 @@ PGJQ_API_FUNCTION(worker_status)
     worker_shared* state = begin_listing(fcinfo, call, &rsinfo);
     if (state == nullptr)
         return (Datum) 0;
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     pid_t launcher_pid = state->launcher_pid;
     TimestampTz launcher_started = state->launcher_started_at;
     TimestampTz launcher_last = state->launcher_last_run;
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     int n;
     db_slot* copy = copy_used_slots(state, &n);
 
@@ -243,38 +242,38 @@ PGJQ_API_FUNCTION(start_worker)
     worker_shared* state = worker_state();
     bool full = false;
     pid_t running = 0;
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     db_slot* slot = find_or_add_slot(state, MyDatabaseId);
     if (slot == nullptr)
         full = true;
     else
         running = slot->pid;
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     if (full)
         ereport(ERROR,
                 (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
                  errmsg("no free pgjq worker slot for database \"%s\"", get_database_name(MyDatabaseId)),
                  errhint("Raise max_worker_processes.")));
-    // Asked without the mutex held: no system call under a spinlock.
+    // Asked without the lock held: no system call under it.
     bool alive = process_alive(running);
     uint32 generation = 0;
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     slot = find_or_add_slot(state, MyDatabaseId);
     if (slot != nullptr) {
         slot->disabled = false;
         if (!alive)
             generation = ++slot->generation;  // supersedes registrations still waiting for a restart
     }
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     if (alive)
         PG_RETURN_INT32(static_cast<int32>(running));
     // With preload the launcher serves the database: ask it for a worker now (within pgjq.max_maintenance_workers).
     // A database outside pgjq.databases gets a worker of its own, as without preload.
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     bool launcher = state->launcher_pid != 0;
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     if (launcher && database_allowed(get_database_name(MyDatabaseId))) {
-        request_service(MyDatabaseId, false);
+        doorbell::request_service(MyDatabaseId, false);
         pid_t pid = wait_for_slot(state, true, 0, nullptr);
         if (pid == 0)
             ereport(
@@ -308,13 +307,13 @@ PGJQ_API_FUNCTION(stop_worker)
     require_every(call, cap_admin);
     worker_shared* state = worker_state();
     pid_t pid = 0;
-    SpinLockAcquire(&state->mutex);
+    LWLockAcquire(&state->lock, LW_EXCLUSIVE);
     db_slot* slot = find_or_add_slot(state, MyDatabaseId);
     if (slot != nullptr) {
         slot->disabled = true;  // keeps the launcher (and a postmaster restart) from starting it again
         pid = slot->pid;
     }
-    SpinLockRelease(&state->mutex);
+    LWLockRelease(&state->lock);
     if (pid == 0)
         PG_RETURN_BOOL(false);
     if (kill(pid, SIGTERM) != 0 && errno != ESRCH)

@@ -44,6 +44,11 @@ $sql->(q{
 	SELECT pgjq.create_queue('doomed'); SELECT pgjq.drop_queue('doomed');
 	SELECT pgjq.alter_queue('default', max_attempts => 2, max_pending => 500);
 });
+# A forced drop of a queue with a live job: 0.1.0 has no dependencies, grants or queue state to drop with it.
+$sql->(q{SELECT pgjq.create_queue('forced'); SELECT pgjq.enqueue('gone', '{}', 'forced');
+	SELECT pgjq.drop_queue('forced', force => true)});
+is($sql->(q{SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = 'forced'}), '0',
+	'0.1.0 drop_queue(force): the live job goes with the queue');
 
 # Jobs in every state. Each step's job_type names it, so each claim takes exactly the job it means.
 my %id;

@@ -55,10 +55,11 @@ sql(q{
 sql(q{SELECT pgjq.enqueue_batch('t', '[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]', 'held')});
 sub entries_read
 {
-	my ($isolation, $types) = @_;
+	my ($isolation, $types, $setting) = @_;
 	$types //= 'NULL';
+	$setting = defined $setting ? "SET LOCAL $setting;" : '';
 	return sql(qq{
-		BEGIN ISOLATION LEVEL $isolation;
+		BEGIN ISOLATION LEVEL $isolation; $setting
 		SELECT count(*) FROM pgjq.claim_job_batch('w', $types, 1, 'held');
 		SELECT pg_stat_get_xact_tuples_returned('pgjq.live_jobs_claim_idx'::regclass);
 		COMMIT;
@@ -72,6 +73,11 @@ cmp_ok($from_floor, '<', 300, "a claim from the floor reads few of the 2 000 dea
 my $from_start = (split /\n/, entries_read('REPEATABLE READ'))[1];
 cmp_ok($from_start, '>=', 2000,
 	"the same claim at REPEATABLE READ, which reads from the start, reads them all ($from_start)");
+# pgjq.claim_floors (a developer setting, for comparisons) off: the session's claims read from the start.
+my $floors_off = (split /\n/, entries_read('READ COMMITTED', undef, 'pgjq.claim_floors = off'))[1];
+cmp_ok($floors_off, '>=', 2000, "with pgjq.claim_floors = off it reads them all too ($floors_off)");
+my $floors_on = (split /\n/, entries_read('READ COMMITTED'))[1];
+cmp_ok($floors_on, '<', 300, "and the floor still serves the claims that use it ($floors_on)");
 # Workers claim the types they handle: those claims have a floor of their own, set by their first claim.
 my $first_of_type = (split /\n/, entries_read('READ COMMITTED', q{'{t}'}))[1];
 cmp_ok($first_of_type, '>=', 2000, "the first claim of type t reads from the start ($first_of_type)");

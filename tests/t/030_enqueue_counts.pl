@@ -57,6 +57,14 @@ $node->poll_query_until('postgres', q{
   or die 'enqueues into a queue without max_pending write a counter row';
 is(rows_updated_by_enqueue('free'), '0', 'an enqueue into a queue without max_pending writes no counter row');
 is(rows_updated_by_enqueue('capped'), '1', 'one into a queue with max_pending writes its row, as before');
+# pgjq.shared_enqueue_counts (a developer setting, for comparisons) off: the enqueue writes its row at once.
+is(sql(q{
+	BEGIN;
+	SET LOCAL pgjq.shared_enqueue_counts = off;
+	SELECT pgjq.enqueue('t', '{}', queue_name => 'free');
+	SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relid = 'pgjq.queue_depth'::regclass;
+	COMMIT;
+}) =~ s/^\d+\n//r, '1', 'with pgjq.shared_enqueue_counts = off an enqueue writes its counter row');
 ok(metrics_exact('free'), 'queue_metrics counts the jobs that are not in the rows yet');
 
 # Rollbacks, savepoints, a batch.

@@ -140,7 +140,7 @@ PGJQ_API_FUNCTION(retry_failed)
     SPI_connect();
     require_queue(f);
     run_plan(saved_plan(&s_failed, k_failed), values, nulls);
-    int64 revived = revive_jobs(selected_ids(), false);
+    int64 revived = revive_jobs(selected_ids());
     if (revived < f.max_jobs) {
         values[4] = Int64GetDatum(k_held_count_cap);
         run_plan(saved_plan(&s_held, k_held), values, nulls);

@@ -22,6 +22,7 @@
 #include "pg/settings.hpp"
 #include "pg/spi.hpp"
 #include "tableam/claim_index_plan.hpp"
+#include "versions/statement.hpp"
 
 namespace {
 
@@ -30,26 +31,19 @@ using namespace pgjq;
 SPIPlanPtr s_lock_queue, s_take_tokens, s_spend_tokens;
 
 // clang-format off
-// A queue's settings as a claim needs them (0.1.0 had no caps, limits or timeouts).
-versioned_plan s_queue = {
-    {"SELECT paused, fifo, lease, coalesce(max_running, 0), coalesce(rate_limit, 0), rate_interval, job_timeout"
-     "  FROM pgjq.queues WHERE queue_name = $1", 1, {TEXTOID}},
-    {"SELECT paused, fifo, lease, 0, 0, NULL::interval, NULL::interval FROM pgjq.queues WHERE queue_name = $1",
-     1, {TEXTOID}}};
+// A queue's settings as a claim needs them.
+statement s_queue = {"claim.queue", {"SELECT paused, fifo, lease, coalesce(max_running, 0), coalesce(rate_limit, 0), rate_interval, job_timeout"
+     "  FROM pgjq.queues WHERE queue_name = $1", 1, {TEXTOID}}};
 // Claimers of a FIFO or capped queue take turns on its row.
 const plan_text k_lock_queue = {
     "SELECT 1 FROM pgjq.queues WHERE queue_name = $1 FOR UPDATE", 1, {TEXTOID}};
-// In flight: claimed or running (0.1.0 knew no waiting jobs and indexed status <> 'pending').
-versioned_plan s_fifo_busy = {
-    {"SELECT EXISTS (SELECT 1 FROM pgjq.live_jobs WHERE queue_name = $1 AND status > 'pending')", 1, {TEXTOID}},
-    {"SELECT EXISTS (SELECT 1 FROM pgjq.live_jobs WHERE queue_name = $1 AND status <> 'pending')", 1, {TEXTOID}}};
+// In flight: claimed or running.
+statement s_fifo_busy = {"claim.fifo_busy", {"SELECT EXISTS (SELECT 1 FROM pgjq.live_jobs WHERE queue_name = $1 AND status > 'pending')", 1, {TEXTOID}}};
 // What a capped queue holds: its jobs in flight, and those this transaction holds by claim_in_transaction
 // ($2), which the others count once it commits.
-versioned_plan s_in_flight = {
-    {"SELECT (SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = $1 AND status > 'pending')"
+statement s_in_flight = {"claim.in_flight", {"SELECT (SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = $1 AND status > 'pending')"
      "     + (SELECT count(*) FROM pgjq.live_jobs WHERE id = ANY ($2) AND queue_name = $1)",
-     2, {TEXTOID, INT8ARRAYOID}},
-    {"SELECT 0::bigint", 2, {TEXTOID, INT8ARRAYOID}}};
+     2, {TEXTOID, INT8ARRAYOID}}};
 // A rate-limited queue's token bucket, locked until the claim commits (created full at first use: $2 is
 // the queue's rate_limit); then what is left of it. A claimer whose transaction began before the bucket's
 // last refill (now() is its start) keeps the later time: moving it back would let the next claim find
@@ -64,12 +58,11 @@ const plan_text k_spend_tokens = {
 
 // Parameters of every claim: $1 queue, $2 batch size, $3 worker id, $4 the lease (or, in a transaction, the
 // ids this transaction already holds), $5 the job types (NULL: any), $6 the claiming role, $7 the queue's
-// job_timeout (from 0.2.0 the role is recorded and the timeout applies; a 0.1.0 database has no column for
-// them, nor pgjq.jobs the columns it gained since).
+// job_timeout.
 #define CLAIM_TYPES {TEXTOID, INT4OID, TEXTOID, INTERVALOID, TEXTARRAYOID, REGROLEOID, INTERVALOID, TIMESTAMPTZOID}
 #define LOCK_TYPES {TEXTOID, INT4OID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID, REGROLEOID, INTERVALOID}
 
-// A leased claim of a queue that is not FIFO (from 0.2.0) also takes $8, the time its jobs must be due by:
+// A leased claim of a queue that is not FIFO also takes $8, the time its jobs must be due by:
 // when it read its queue's claim floor (core/claim_floor.hpp), before its snapshot, so that a job it passes
 // over as not yet due was not due then, and is reported when it falls due. From the floor, $9 and $10 are
 // the floor's priority and id: only the floor's priority, and a claim that finds nothing there reads the
@@ -103,16 +96,13 @@ const plan_text k_spend_tokens = {
 #define CLAIM_CURRENT                                                                                  \
     CLAIM("least(now() + $4, " TIMEOUT_AT ")", ", claimed_by = $6, timeout_at = " TIMEOUT_AT,           \
           PGJQ_LIVE_JOB_ADDED_COLUMNS("c."))
-#define CLAIM_LEGACY CLAIM("now() + $4", "", "")
 
-versioned_plan s_claim_any = {{PICK("$8", "", "") CLAIM_CURRENT, 8, CLAIM_TYPES},
-                              {PICK("now()", "", "") CLAIM_LEGACY, 4, CLAIM_TYPES}};
-versioned_plan s_claim_types = {{PICK("$8", OF_TYPES, "") CLAIM_CURRENT, 8, CLAIM_TYPES},
-                                {PICK("now()", OF_TYPES, "") CLAIM_LEGACY, 5, CLAIM_TYPES}};
+statement s_claim_any = {"claim.claim_any", {PICK("$8", "", "") CLAIM_CURRENT, 8, CLAIM_TYPES}};
+statement s_claim_types = {"claim.claim_types", {PICK("$8", OF_TYPES, "") CLAIM_CURRENT, 8, CLAIM_TYPES}};
 const plan_text k_claim_any_from_floor = {PICK("$8", "", FROM_FLOOR) CLAIM_CURRENT, 10, FLOOR_CLAIM_TYPES};
 const plan_text k_claim_types_from_floor = {PICK("$8", OF_TYPES, FROM_FLOOR) CLAIM_CURRENT, 10, FLOOR_CLAIM_TYPES};
 SPIPlanPtr s_claim_any_from_floor, s_claim_types_from_floor;
-versioned_plan s_fifo_claim = {{PICK_FIFO CLAIM_CURRENT, 7, CLAIM_TYPES}, {PICK_FIFO CLAIM_LEGACY, 5, CLAIM_TYPES}};
+statement s_fifo_claim = {"claim.fifo_claim", {PICK_FIFO CLAIM_CURRENT, 7, CLAIM_TYPES}};
 
 // In-transaction claims: the row as this transaction runs it (attempt number, worker, start), which is
 // also what its history row will say; other sessions keep seeing the job pending, and locked, until the
@@ -124,7 +114,6 @@ versioned_plan s_fifo_claim = {{PICK_FIFO CLAIM_CURRENT, 7, CLAIM_TYPES}, {PICK_
     " NULL::timestamptz, j.created_at, now(), NULL::timestamptz, NULL::timestamptz, NULL::timestamptz,"  \
     " j.attempts + 1, j.max_attempts, j.last_error" role_columns
 #define LOCKED_CURRENT LOCKED_JOB_ROW(", j.enqueued_by, $6, j.group_key, j.depends_on, j.timeout, NULL::timestamptz")
-#define LOCKED_LEGACY LOCKED_JOB_ROW("")
 #define LOCK_ANY                                                                                       \
     " FROM pgjq.live_jobs j"                                                                           \
     " WHERE j.queue_name = $1 AND j.status = 'pending' AND j.run_at <= now() AND j.id <> ALL ($4)"      \
@@ -141,11 +130,9 @@ versioned_plan s_fifo_claim = {{PICK_FIFO CLAIM_CURRENT, 7, CLAIM_TYPES}, {PICK_
     " WHERE j.queue_name = $1 AND j.status = 'pending' AND j.run_at <= now()"                          \
     " ORDER BY j.priority DESC, j.id LIMIT 1 FOR UPDATE"
 
-versioned_plan s_lock_any = {{LOCKED_CURRENT LOCK_ANY, 6, LOCK_TYPES}, {LOCKED_LEGACY LOCK_ANY, 4, LOCK_TYPES}};
-versioned_plan s_lock_types = {{LOCKED_CURRENT LOCK_TYPES_WHERE, 6, LOCK_TYPES},
-                               {LOCKED_LEGACY LOCK_TYPES_WHERE, 5, LOCK_TYPES}};
-versioned_plan s_fifo_lock_oldest = {{LOCKED_CURRENT LOCK_FIFO_OLDEST, 6, LOCK_TYPES},
-                                     {LOCKED_LEGACY LOCK_FIFO_OLDEST, 5, LOCK_TYPES}};
+statement s_lock_any = {"claim.lock_any", {LOCKED_CURRENT LOCK_ANY, 6, LOCK_TYPES}};
+statement s_lock_types = {"claim.lock_types", {LOCKED_CURRENT LOCK_TYPES_WHERE, 6, LOCK_TYPES}};
+statement s_fifo_lock_oldest = {"claim.fifo_lock_oldest", {LOCKED_CURRENT LOCK_FIFO_OLDEST, 6, LOCK_TYPES}};
 // clang-format on
 
 // NULL means any type; otherwise a non-empty one-dimensional array of non-empty names.
@@ -183,9 +170,9 @@ struct queue_settings {
     Datum job_timeout;
 };
 
-queue_settings read_queue(Datum queue_value, const char* queue_name, bool legacy)
+queue_settings read_queue(Datum queue_value, const char* queue_name)
 {
-    if (run_plan(saved_plan(&s_queue, legacy), &queue_value, nullptr) == 0)
+    if (run_plan(saved_plan(&s_queue), &queue_value, nullptr) == 0)
         raise_unknown_queue(queue_name);
     bool isnull, no_timeout;
     HeapTuple row = SPI_tuptable->vals[0];
@@ -205,7 +192,7 @@ queue_settings read_queue(Datum queue_value, const char* queue_name, bool legacy
 
 // Takes the FIFO queue's lock (until the transaction ends) and tells whether one of its jobs is claimed
 // or running under a lease, in which case nothing may be claimed.
-bool fifo_queue_busy(Datum queue_value, const char* queue_name, bool legacy)
+bool fifo_queue_busy(Datum queue_value, const char* queue_name)
 {
     // The busy test below must see claims committed while we waited for the queue's lock, which
     // only a fresh snapshot per statement (READ COMMITTED) gives.
@@ -214,14 +201,14 @@ bool fifo_queue_busy(Datum queue_value, const char* queue_name, bool legacy)
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                  errmsg("claiming from fifo queue \"%s\" requires READ COMMITTED isolation", queue_name)));
     run_plan(saved_plan(&s_lock_queue, k_lock_queue), &queue_value, nullptr);
-    run_plan(saved_plan(&s_fifo_busy, legacy), &queue_value, nullptr);
+    run_plan(saved_plan(&s_fifo_busy), &queue_value, nullptr);
     bool isnull, found;
     return DatumGetBool(first_value(&isnull, &found));
 }
 
 // How many jobs a capped queue may still hand out, after taking its lock (until the transaction ends) so
 // that concurrent claimers count each other's claims.
-int64 room_under_cap(Datum queue_value, const char* queue_name, int32 max_running, bool legacy)
+int64 room_under_cap(Datum queue_value, const char* queue_name, int32 max_running)
 {
     if (IsolationUsesXactSnapshot())
         ereport(ERROR,
@@ -229,7 +216,7 @@ int64 room_under_cap(Datum queue_value, const char* queue_name, int32 max_runnin
                  errmsg("claiming from capped queue \"%s\" requires READ COMMITTED isolation", queue_name)));
     run_plan(saved_plan(&s_lock_queue, k_lock_queue), &queue_value, nullptr);
     Datum values[2] = {queue_value, PointerGetDatum(ids_claimed_here())};
-    run_plan(saved_plan(&s_in_flight, legacy), values, nullptr);
+    run_plan(saved_plan(&s_in_flight), values, nullptr);
     bool isnull, found;
     return max_running - DatumGetInt64(first_value(&isnull, &found));
 }
@@ -308,14 +295,13 @@ uint64 run_leased_claim(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum* values,
 
 // A leased claim of a queue that is not FIFO, from the floor or from the start: through the table access
 // method (core/direct_claim.hpp) where it can, else by the statement `plan`.
-// `direct` is nullptr in a database at 0.1.0, whose jobs have no columns for the role and the timeout.
-uint64 run_claim_step(FunctionCallInfo fcinfo, direct_claim_request* direct, SPIPlanPtr plan, Datum* values,
+uint64 run_claim_step(FunctionCallInfo fcinfo, direct_claim_request& direct, SPIPlanPtr plan, Datum* values,
                       const char* nulls, job_key* last, bool from_floor)
 {
-    if (direct != nullptr && direct_claims) {
-        direct->from_floor = from_floor;
+    if (direct_claims) {
+        direct.from_floor = from_floor;
         TimestampTz first_lease_end;
-        int64 n = claim_directly(fcinfo, *direct, last, &first_lease_end);
+        int64 n = claim_directly(fcinfo, direct, last, &first_lease_end);
         if (n > 0)
             wake_maintenance_at_commit(first_lease_end, deadline_kind::lease_ends);
         if (n >= 0)
@@ -332,7 +318,7 @@ uint64 claim_leased(FunctionCallInfo fcinfo, const api_call& call, const char* q
                     const Datum values[7], const char nulls[7])
 {
     claim_floor floor = {-1, 0, 0, false, {0, 0}, GetCurrentTransactionStartTimestamp()};
-    if (claim_floors && !call.legacy && !IsolationUsesXactSnapshot())
+    if (claim_floors && !IsolationUsesXactSnapshot())
         floor = read_claim_floor(queue_name, job_types_key(job_types));
     Datum claim_values[10];
     char claim_nulls[10];
@@ -358,14 +344,12 @@ uint64 claim_leased(FunctionCallInfo fcinfo, const api_call& call, const char* q
     if (floor.valid) {
         SPIPlanPtr plan = job_types ? saved_plan(&s_claim_types_from_floor, k_claim_types_from_floor)
                                     : saved_plan(&s_claim_any_from_floor, k_claim_any_from_floor);
-        on_floor =
-            run_claim_step(fcinfo, call.legacy ? nullptr : &direct, plan, claim_values, claim_nulls, &from_floor, true);
+        on_floor = run_claim_step(fcinfo, direct, plan, claim_values, claim_nulls, &from_floor, true);
     }
     uint64 from_the_start = 0;
     if (on_floor == 0) {
-        SPIPlanPtr plan = saved_plan(job_types ? &s_claim_types : &s_claim_any, call.legacy);
-        from_the_start = run_claim_step(fcinfo, call.legacy ? nullptr : &direct, plan, claim_values, claim_nulls,
-                                        &from_start, false);
+        SPIPlanPtr plan = saved_plan(job_types ? &s_claim_types : &s_claim_any);
+        from_the_start = run_claim_step(fcinfo, direct, plan, claim_values, claim_nulls, &from_start, false);
     }
     if (from_the_start > 0)
         advance_claim_floor(queue_name, floor, from_start, true);
@@ -380,16 +364,16 @@ void claim_into(FunctionCallInfo fcinfo, const api_call& call, const char* worke
                 int32 batch_size, const char* queue_name, bool in_transaction)
 {
     Datum queue_value = CStringGetTextDatum(queue_name);
-    queue_settings queue = read_queue(queue_value, queue_name, call.legacy);
+    queue_settings queue = read_queue(queue_value, queue_name);
     if (queue.paused)
         return;
     // In a transaction the FIFO queue's lock is held until it ends, so other claimers of the queue wait
     // for its outcome instead of taking the next job.
-    if (queue.fifo && fifo_queue_busy(queue_value, queue_name, call.legacy))
+    if (queue.fifo && fifo_queue_busy(queue_value, queue_name))
         return;
     int64 batch = batch_size;
     if (!queue.fifo && queue.max_running > 0) {
-        int64 room = room_under_cap(queue_value, queue_name, queue.max_running, call.legacy);
+        int64 room = room_under_cap(queue_value, queue_name, queue.max_running);
         if (room < batch)
             batch = room;
     }
@@ -417,7 +401,7 @@ void claim_into(FunctionCallInfo fcinfo, const api_call& call, const char* worke
         if (queue.fifo) {
             values[1] = Int32GetDatum(1);
             job_key last;
-            n = run_leased_claim(fcinfo, saved_plan(&s_fifo_claim, call.legacy), values, nulls, &last);
+            n = run_leased_claim(fcinfo, saved_plan(&s_fifo_claim), values, nulls, &last);
         } else {
             n = claim_leased(fcinfo, call, queue_name, job_types, values, nulls);
         }
@@ -427,7 +411,7 @@ void claim_into(FunctionCallInfo fcinfo, const api_call& call, const char* worke
     } else {
         bool isnull;
         if (queue.fifo) {
-            n = run_plan(saved_plan(&s_fifo_lock_oldest, call.legacy), values, nulls);
+            n = run_plan(saved_plan(&s_fifo_lock_oldest), values, nulls);
             if (n == 1) {
                 HeapTuple oldest = SPI_tuptable->vals[0];
                 TupleDesc desc = SPI_tuptable->tupdesc;
@@ -437,7 +421,7 @@ void claim_into(FunctionCallInfo fcinfo, const api_call& call, const char* worke
                     n = 0;
             }
         } else {
-            n = run_plan(saved_plan(job_types ? &s_lock_types : &s_lock_any, call.legacy), values, nulls);
+            n = run_plan(saved_plan(job_types ? &s_lock_types : &s_lock_any), values, nulls);
         }
         for (uint64 i = 0; i < n; i++)
             remember_claimed_here(

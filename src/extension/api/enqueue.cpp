@@ -22,13 +22,13 @@
 #include "pg/sqlstate.hpp"
 #include "pg/trigger.hpp"
 #include "tableam/row_insert.hpp"
+#include "versions/statement.hpp"
 
 namespace {
 
 using namespace pgjq;
 
 SPIPlanPtr s_why_refused, s_find_unique, s_draw_ids;
-SPIPlanPtr s_insert, s_insert_unique, s_insert_batch, s_insert_legacy, s_insert_unique_legacy, s_insert_batch_legacy;
 SPIPlanPtr s_insert_waiting, s_insert_batch_waiting, s_judge_dependencies, s_record_dependencies,
     s_mark_dependencies_used, s_window_holder, s_take_window, s_withdraw;
 
@@ -42,48 +42,39 @@ const plan_text k_why_refused = {
     2, {TEXTOID, INT8OID}};
 const plan_text k_find_unique = {
     "SELECT id FROM pgjq.live_jobs WHERE queue_name = $1 AND unique_key = $2", 2, {TEXTOID, TEXTOID}};
-// The inserts record the role that enqueued ($8) and the job's own timeout ($9); a database at 0.1.0 has no
-// column for them (legacy). $10 and $11, the group key and the dependencies, only for jobs that wait.
+// The inserts record the role that enqueued ($8) and the job's own timeout ($9). $10 and $11, the group key
+// and the dependencies, only for jobs that wait.
 #define INSERT_TYPES                                                                                   \
     {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID, TEXTOID, REGROLEOID, INTERVALOID, TEXTOID, \
      INT8ARRAYOID}
-const plan_text k_insert = {
+statement s_insert = {"enqueue.insert", {
     "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts, enqueued_by,"
     "   timeout)"
     " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6, $8, $9) RETURNING id",
-    9, INSERT_TYPES};
-const plan_text k_insert_unique = {
+    9, INSERT_TYPES}};
+statement s_insert_unique = {"enqueue.insert_unique", {
     "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts, unique_key,"
     "   enqueued_by, timeout)"
     " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6, $7, $8, $9)"
     " ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING id",
-    9, INSERT_TYPES};
+    9, INSERT_TYPES}};
 const plan_text k_insert_waiting = {
     "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts, unique_key,"
     "   enqueued_by, timeout, group_key, depends_on, status)"
     " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6, $7, $8, $9, $10, $11, 'waiting')"
     " ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING id",
     11, INSERT_TYPES};
-const plan_text k_insert_legacy = {
-    "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts)"
-    " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6) RETURNING id",
-    6, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID}};
-const plan_text k_insert_unique_legacy = {
-    "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts, unique_key)"
-    " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6, $7)"
-    " ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING id",
-    7, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID, TEXTOID}};
 const plan_text k_draw_ids = {
     "SELECT pg_catalog.array_agg(pg_catalog.nextval('pgjq.job_id_seq'::pg_catalog.regclass))"
     "  FROM pg_catalog.generate_series(1, $1)",
     1, {INT4OID}};
 // $7: the batch's ids, in payload order
-const plan_text k_insert_batch = {
+statement s_insert_batch = {"enqueue.insert_batch", {
     "INSERT INTO pgjq.live_jobs (id, queue_name, job_type, priority, payload, run_at, max_attempts, enqueued_by,"
     "   timeout)"
     " SELECT e.id, $1, $2, $3, e.payload, coalesce($5, now()), $6, $8, $9"
     "   FROM ROWS FROM (pg_catalog.jsonb_array_elements($4), pg_catalog.unnest($7)) AS e(payload, id)",
-    9, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT8ARRAYOID, REGROLEOID, INTERVALOID}};
+    9, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT8ARRAYOID, REGROLEOID, INTERVALOID}}};
 // Every job of the batch waits for the same unfinished dependencies ($10; the group keys of a batch take
 // the one-by-one path).
 const plan_text k_insert_batch_waiting = {
@@ -122,11 +113,6 @@ const plan_text k_take_window = {
     "  WHERE w.expires_at <= now() RETURNING job_id",
     4, {TEXTOID, TEXTOID, INT8OID, INTERVALOID}};
 const plan_text k_withdraw = {"DELETE FROM pgjq.live_jobs WHERE id = $1", 1, {INT8OID}};
-const plan_text k_insert_batch_legacy = {
-    "INSERT INTO pgjq.live_jobs (id, queue_name, job_type, priority, payload, run_at, max_attempts)"
-    " SELECT e.id, $1, $2, $3, e.payload, coalesce($5, now()), $6"
-    "   FROM ROWS FROM (pg_catalog.jsonb_array_elements($4), pg_catalog.unnest($7)) AS e(payload, id)",
-    7, {TEXTOID, TEXTOID, INT4OID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT8ARRAYOID}};
 // clang-format on
 
 // What a job's depends_on found when it was enqueued: the unfinished jobs it waits for, and the first job
@@ -196,7 +182,7 @@ reservation reserve(const enqueue_request& r, bool raise_when_full, int32* max_a
     // The cache follows a change of pgjq.queues as a statement would see it (invalidations are accepted
     // first), so a max_pending set meanwhile applies from the next call on.
     AcceptInvalidationMessages();
-    const cached_queue* cached = r.call->legacy ? nullptr : cached_queue_settings(r.queue_name);
+    const cached_queue* cached = cached_queue_settings(r.queue_name);
     if (cached != nullptr && !cached->limited && enqueue_counts_ready() && begin_counting_enqueues(r.queue_name)) {
         // The count lock waits for a drop_queue or an alter_queue setting max_pending: see what they did.
         AcceptInvalidationMessages();
@@ -426,22 +412,19 @@ void settle_waiting_insert(const enqueue_request& r, Datum ids)
 // The statement that inserts r's job.
 SPIPlanPtr insert_plan(const enqueue_request& r)
 {
-    if (r.call->legacy)
-        return r.unique_key ? saved_plan(&s_insert_unique_legacy, k_insert_unique_legacy)
-                            : saved_plan(&s_insert_legacy, k_insert_legacy);
     if (waits(r))
         return saved_plan(&s_insert_waiting, k_insert_waiting);
-    return r.unique_key ? saved_plan(&s_insert_unique, k_insert_unique) : saved_plan(&s_insert, k_insert);
+    return r.unique_key ? saved_plan(&s_insert_unique) : saved_plan(&s_insert);
 }
 
-// Whether k_insert is r's statement: a job that neither waits nor has a unique key, in a database at 0.2.0.
+// Whether s_insert is r's statement: a job that neither waits nor has a unique key.
 bool plain_job(const enqueue_request& r)
 {
-    return !r.call->legacy && !waits(r) && r.unique_key == nullptr;
+    return !waits(r) && r.unique_key == nullptr;
 }
 
-// The job's row through the table access method (tableam/row_insert.hpp): k_insert's columns, and for a batch
-// (k_insert_batch) the id it drew as well.
+// The job's row through the table access method (tableam/row_insert.hpp): s_insert's columns, and for a batch
+// (s_insert_batch) the id it drew as well.
 const given_column k_job_columns[] = {
     {"queue_name", TEXTOID},     {"job_type", TEXTOID},      {"priority", INT4OID},
     {"payload", JSONBOID},       {"run_at", TIMESTAMPTZOID}, {"max_attempts", INT4OID},
@@ -473,7 +456,7 @@ row_insert insert_job_row(const enqueue_request& r, const Datum* values, const c
     return insert_row(pgjq_relation("live_jobs"), k_job_row, row, isnull, id);
 }
 
-// A batch of jobs that neither wait nor have keys, as k_insert_batch would insert them (`ids` the drawn ids
+// A batch of jobs that neither wait nor have keys, as s_insert_batch would insert them (`ids` the drawn ids
 // in payload order), written several to a page.
 row_insert insert_batch_rows(const enqueue_request& r, const Datum* values, const char* nulls, ArrayType* ids)
 {
@@ -767,15 +750,13 @@ PGJQ_API_FUNCTION(enqueue_batch)
     fill_insert_values(r, queue_max_attempts, values, nulls);
     values[6] = ids;
     nulls[6] = ' ';
-    if (call.legacy) {
-        run_plan(saved_plan(&s_insert_batch_legacy, k_insert_batch_legacy), values, nulls);
-    } else if (waits(r)) {
+    if (waits(r)) {
         values[9] = values[10];  // the dependencies, at $10 here
         nulls[9] = nulls[10];
         run_plan(saved_plan(&s_insert_batch_waiting, k_insert_batch_waiting), values, nulls);
         settle_waiting_insert(r, ids);
     } else if (insert_batch_rows(r, values, nulls, DatumGetArrayTypeP(ids)) == row_insert::not_direct) {
-        run_plan(saved_plan(&s_insert_batch, k_insert_batch), values, nulls);
+        run_plan(saved_plan(&s_insert_batch), values, nulls);
     }
     if (!waits(r))
         announce_enqueued(r, lowest_id(DatumGetArrayTypeP(ids)));

@@ -10,6 +10,7 @@
 #include "core/worker_commit.hpp"
 #include "pg/args.hpp"
 #include "pg/spi.hpp"
+#include "versions/statement.hpp"
 
 namespace {
 
@@ -18,20 +19,17 @@ using namespace pgjq;
 SPIPlanPtr s_held_here, s_requeue_held_here;
 
 // clang-format off
-// The job, if the worker id ($2) and the role ($3; from 0.2.0, see archive_jobs) hold it.
+// The job, if the worker id ($2) and the role ($3, see archive_jobs) hold it.
 #define HELD                                                                                           \
     "SELECT j.attempts, j.max_attempts, q.retry_base, q.retry_cap"                                     \
     "  FROM pgjq.live_jobs j JOIN pgjq.queues q ON q.queue_name = j.queue_name"                        \
     " WHERE j.id = $1 AND j.worker_id = $2 AND j.status <> 'pending'"
-versioned_plan s_held = {
-    {HELD PGJQ_HELD_BY_ROLE("j.", "$3") PGJQ_BEFORE_TIMEOUT("j.") " FOR UPDATE OF j",
-     3, {INT8OID, TEXTOID, REGROLEOID}},
-    {HELD " FOR UPDATE OF j", 2, {INT8OID, TEXTOID, REGROLEOID}}};
+statement s_held = {"fail.held", {HELD PGJQ_HELD_BY_ROLE("j.", "$3") PGJQ_BEFORE_TIMEOUT("j.") " FOR UPDATE OF j",
+     3, {INT8OID, TEXTOID, REGROLEOID}}};
 #define REQUEUE(reset)                                                                                 \
     "UPDATE pgjq.live_jobs SET status = 'pending', run_at = now() + $3, worker_id = NULL,"             \
     " lease_expires_at = NULL" reset ", last_error = $2 WHERE id = $1"
-versioned_plan s_requeue = {{REQUEUE(", timeout_at = NULL"), 3, {INT8OID, TEXTOID, INTERVALOID}},
-                            {REQUEUE(""), 3, {INT8OID, TEXTOID, INTERVALOID}}};
+statement s_requeue = {"fail.requeue", {REQUEUE(", timeout_at = NULL"), 3, {INT8OID, TEXTOID, INTERVALOID}}};
 
 // A job claimed in this transaction: its row still says pending and counts the attempts before this one.
 const plan_text k_held_here = {
@@ -137,9 +135,9 @@ PGJQ_API_FUNCTION(fail)
     fail_request r = fail_args(fcinfo);
     SPI_connect();
     Datum values[3] = {Int64GetDatum(r.job_id), CStringGetTextDatum(r.worker_id), ObjectIdGetDatum(call.caller)};
-    if (run_plan(saved_plan(&s_held, call.legacy), values, nullptr) == 0)
+    if (run_plan(saved_plan(&s_held), values, nullptr) == 0)
         raise_not_held(r.job_id, r.worker_id, call.caller);
-    const char* outcome = requeue_or_bury(r, call.caller, saved_plan(&s_requeue, call.legacy), false);
+    const char* outcome = requeue_or_bury(r, call.caller, saved_plan(&s_requeue), false);
     SPI_finish();
     PG_RETURN_DATUM(job_status_datum(fcinfo, outcome));
 }

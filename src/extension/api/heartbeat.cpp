@@ -7,13 +7,14 @@
 #include "core/worker_commit.hpp"
 #include "pg/args.hpp"
 #include "pg/spi.hpp"
+#include "versions/statement.hpp"
 
 namespace {
 
 using namespace pgjq;
 
 // clang-format off
-// Both extend the lease, for the worker id ($2) and role (the last parameter; from 0.2.0) holding the job.
+// Both extend the lease, for the worker id ($2) and role (the last parameter) holding the job.
 #define HEARTBEAT(lease)                                                                               \
     "UPDATE pgjq.live_jobs j SET heartbeat_at = now(), lease_expires_at = " lease                      \
     "  FROM pgjq.queues q"                                                                             \
@@ -27,15 +28,10 @@ using namespace pgjq;
     " WHERE j.id = $1 AND j.worker_id = $2 AND j.status <> 'pending' AND q.queue_name = j.queue_name"
 // least() skips a NULL timeout_at (no timeout).
 #define LEASE_CURRENT "least(now() + q.lease, j.timeout_at)"
-#define LEASE_LEGACY "now() + q.lease"
-versioned_plan s_heartbeat = {
-    {HEARTBEAT(LEASE_CURRENT) PGJQ_HELD_BY_ROLE("j.", "$3") PGJQ_BEFORE_TIMEOUT("j.") " RETURNING j.lease_expires_at",
-     3, {INT8OID, TEXTOID, REGROLEOID}},
-    {HEARTBEAT(LEASE_LEGACY) " RETURNING j.lease_expires_at", 2, {INT8OID, TEXTOID, REGROLEOID}}};
-versioned_plan s_progress = {
-    {PROGRESS(LEASE_CURRENT) PGJQ_HELD_BY_ROLE("j.", "$5") PGJQ_BEFORE_TIMEOUT("j."),
-     5, {INT8OID, TEXTOID, INT4OID, TEXTOID, REGROLEOID}},
-    {PROGRESS(LEASE_LEGACY), 4, {INT8OID, TEXTOID, INT4OID, TEXTOID, REGROLEOID}}};
+statement s_heartbeat = {"heartbeat.heartbeat", {HEARTBEAT(LEASE_CURRENT) PGJQ_HELD_BY_ROLE("j.", "$3") PGJQ_BEFORE_TIMEOUT("j.") " RETURNING j.lease_expires_at",
+     3, {INT8OID, TEXTOID, REGROLEOID}}};
+statement s_progress = {"heartbeat.progress", {PROGRESS(LEASE_CURRENT) PGJQ_HELD_BY_ROLE("j.", "$5") PGJQ_BEFORE_TIMEOUT("j."),
+     5, {INT8OID, TEXTOID, INT4OID, TEXTOID, REGROLEOID}}};
 // clang-format on
 
 }  // namespace
@@ -48,7 +44,7 @@ PGJQ_API_FUNCTION(heartbeat)
     char* worker_id = short_text_arg(fcinfo, 1, "worker_id");
     SPI_connect();
     Datum values[3] = {Int64GetDatum(job_id), CStringGetTextDatum(worker_id), ObjectIdGetDatum(call.caller)};
-    if (run_plan(saved_plan(&s_heartbeat, call.legacy), values, nullptr) == 0)
+    if (run_plan(saved_plan(&s_heartbeat), values, nullptr) == 0)
         raise_not_held(job_id, worker_id, call.caller);
     bool isnull, found;
     TimestampTz expires = DatumGetTimestampTz(first_value(&isnull, &found));
@@ -68,7 +64,7 @@ PGJQ_API_FUNCTION(progress)
     Datum values[5] = {Int64GetDatum(job_id), CStringGetTextDatum(worker_id), Int32GetDatum(progress),
                        stage ? CStringGetTextDatum(stage) : (Datum) 0, ObjectIdGetDatum(call.caller)};
     char nulls[5] = {' ', ' ', ' ', stage ? ' ' : 'n', ' '};
-    if (run_plan(saved_plan(&s_progress, call.legacy), values, nulls) == 0)
+    if (run_plan(saved_plan(&s_progress), values, nulls) == 0)
         raise_not_held(job_id, worker_id, call.caller);
     SPI_finish();
     PG_RETURN_VOID();

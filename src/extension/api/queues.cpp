@@ -8,25 +8,21 @@
 #include "core/waiting_jobs.hpp"
 #include "pg/args.hpp"
 #include "pg/spi.hpp"
+#include "versions/statement.hpp"
 
 namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_insert_queue_legacy, s_insert_queue, s_alter_queue_legacy, s_alter_queue, s_set_paused, s_lock_depth,
-    s_has_live, s_delete_live, s_delete_finished, s_delete_queue, s_delete_grants, s_reset_bucket, s_delete_queue_state;
+SPIPlanPtr s_set_paused, s_lock_depth, s_has_live, s_delete_live, s_delete_finished, s_delete_queue, s_reset_bucket;
 
 // clang-format off
 #define QUEUE_TYPES {TEXTOID, INT8OID, BOOLOID, INT4OID, INTERVALOID, INT4OID, INT4OID, INT4OID, INTERVALOID, INTERVALOID}
-const plan_text k_insert_queue_legacy = {
-    "INSERT INTO pgjq.queues (queue_name, max_pending, fifo, max_attempts, lease)"
-    " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (queue_name) DO NOTHING RETURNING 1",
-    5, QUEUE_TYPES};
-const plan_text k_insert_queue = {
+statement s_insert_queue = {"queues.insert_queue", {
     "INSERT INTO pgjq.queues (queue_name, max_pending, fifo, max_attempts, lease, group_concurrency, max_running,"
     "   rate_limit, rate_interval, job_timeout)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (queue_name) DO NOTHING RETURNING 1",
-    10, QUEUE_TYPES};
+    10, QUEUE_TYPES}};
 // From 0.2.0: $11 group_concurrency, $12 max_running, $13 rate_limit (0: none), $14 rate_interval,
 // $15 job_timeout ('0': none).
 #define ALTER_QUEUE(added)                                                                             \
@@ -43,13 +39,12 @@ const plan_text k_insert_queue = {
 #define ALTER_TYPES                                                                                    \
     {TEXTOID, INT8OID, BOOLOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID, INTERVALOID, BOOLOID, BOOLOID, \
      INT4OID, INT4OID}
-const plan_text k_alter_queue_legacy = {ALTER_QUEUE(""), 10, ALTER_TYPES};
 // The 15 parameters do not fit one plan_text's types: the last three are set by a second statement.
-const plan_text k_alter_queue = {
+statement s_alter_queue = {"queues.alter_queue", {
     ALTER_QUEUE(","
                 " group_concurrency = coalesce($11, group_concurrency),"
                 " max_running = CASE WHEN $12 = 0 THEN NULL ELSE coalesce($12, max_running) END"),
-    12, ALTER_TYPES};
+    12, ALTER_TYPES}};
 const plan_text k_alter_rate_and_timeout = {
     "UPDATE pgjq.queues SET"
     " rate_limit = CASE WHEN $2 = 0 THEN NULL ELSE coalesce($2, rate_limit) END,"
@@ -60,9 +55,9 @@ const plan_text k_alter_rate_and_timeout = {
 SPIPlanPtr s_alter_rate_and_timeout;
 // A new rate limit starts with a full bucket (created at the next claim).
 const plan_text k_reset_bucket = {"DELETE FROM pgjq.rate_limits WHERE queue_name = $1", 1, {TEXTOID}};
-const plan_text k_delete_queue_state = {
+statement s_delete_queue_state = {"queues.delete_queue_state", {
     "WITH b AS (DELETE FROM pgjq.rate_limits WHERE queue_name = $1)"
-    " DELETE FROM pgjq.unique_windows WHERE queue_name = $1", 1, {TEXTOID}};
+    " DELETE FROM pgjq.unique_windows WHERE queue_name = $1", 1, {TEXTOID}}};
 const plan_text k_set_paused = {
     "UPDATE pgjq.queues SET paused = $2 WHERE queue_name = $1", 2, {TEXTOID, BOOLOID}};
 // Deleting the depth rows first waits for every transaction that is enqueuing into or finishing jobs
@@ -71,23 +66,22 @@ const plan_text k_lock_depth = {"DELETE FROM pgjq.queue_depth WHERE queue_name =
 const plan_text k_has_live = {
     "SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = $1", 1, {TEXTOID}};
 const plan_text k_delete_live = {"DELETE FROM pgjq.live_jobs WHERE queue_name = $1", 1, {TEXTOID}};
-// From 0.2.0: the jobs of other queues that wait for an unfinished job of the dropped queue (each with the
-// first such job), which are cancelled; and the dependency rows of the queue's jobs, which go with them.
-const plan_text k_orphaned_dependents = {
+// The jobs of other queues that wait for an unfinished job of the dropped queue (each with the first such
+// job), which are cancelled; and the dependency rows of the queue's jobs, which go with them.
+statement s_orphaned_dependents = {"queues.orphaned_dependents", {
     "SELECT d.job_id, min(d.depends_on) FROM pgjq.job_dependencies d"
     "  JOIN pgjq.live_jobs p ON p.id = d.depends_on AND p.queue_name = $1"
     "  JOIN pgjq.live_jobs w ON w.id = d.job_id AND w.queue_name <> $1"
     " GROUP BY d.job_id ORDER BY d.job_id",
-    1, {TEXTOID}};
-const plan_text k_delete_dependencies = {
+    1, {TEXTOID}}};
+statement s_delete_dependencies = {"queues.delete_dependencies", {
     "DELETE FROM pgjq.job_dependencies d USING pgjq.live_jobs l"
     " WHERE l.queue_name = $1 AND (d.depends_on = l.id OR d.job_id = l.id)",
-    1, {TEXTOID}};
-SPIPlanPtr s_orphaned_dependents, s_delete_dependencies;
+    1, {TEXTOID}}};
 const plan_text k_delete_finished = {"DELETE FROM pgjq.finished_jobs WHERE queue_name = $1", 1, {TEXTOID}};
 const plan_text k_delete_queue = {"DELETE FROM pgjq.queues WHERE queue_name = $1", 1, {TEXTOID}};
-// From 0.2.0: the queue's capabilities go with it.
-const plan_text k_delete_grants = {"DELETE FROM pgjq.grants WHERE queue_name = $1", 1, {TEXTOID}};
+// The queue's capabilities go with it.
+statement s_delete_grants = {"queues.delete_grants", {"DELETE FROM pgjq.grants WHERE queue_name = $1", 1, {TEXTOID}}};
 // clang-format on
 
 // A queue's caps, limits and timeout as create_queue takes them (0 and nullptr: none).
@@ -104,7 +98,7 @@ struct queue_limits {
 // cancelled, as when a job it depends on is cancelled.
 void cancel_orphaned_dependents(Datum queue_name, Oid role)
 {
-    uint64 n = run_plan(saved_plan(&s_orphaned_dependents, k_orphaned_dependents), &queue_name, nullptr);
+    uint64 n = run_plan(saved_plan(&s_orphaned_dependents), &queue_name, nullptr);
     SPITupleTable* orphans = SPI_tuptable;
     for (uint64 i = 0; i < n; i++) {
         bool isnull;
@@ -115,7 +109,7 @@ void cancel_orphaned_dependents(Datum queue_name, Oid role)
         archive_request r = {single_id_array(job), "cancelled", nullptr, nullptr, role, nullptr, reason};
         archive_jobs(r);
     }
-    run_plan(saved_plan(&s_delete_dependencies, k_delete_dependencies), &queue_name, nullptr);
+    run_plan(saved_plan(&s_delete_dependencies), &queue_name, nullptr);
 }
 
 Datum set_paused(FunctionCallInfo fcinfo, const api_call& call, bool paused)
@@ -185,9 +179,7 @@ PGJQ_API_FUNCTION(create_queue)
                       limits.rate_limit ? ' ' : 'n',
                       limits.rate_interval ? ' ' : 'n',
                       limits.job_timeout ? ' ' : 'n'};
-    SPIPlanPtr insert = call.legacy ? saved_plan(&s_insert_queue_legacy, k_insert_queue_legacy)
-                                    : saved_plan(&s_insert_queue, k_insert_queue);
-    if (run_plan(insert, values, nulls) == 0)
+    if (run_plan(saved_plan(&s_insert_queue), values, nulls) == 0)
         ereport(ERROR,
                 (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("queue \"%s\" already exists", queue_name),
                  errhint("Use pgjq.alter_queue to change its settings.")));
@@ -243,9 +235,7 @@ PGJQ_API_FUNCTION(alter_queue)
     if (!PG_ARGISNULL(1))
         lock_queue_count(queue_name, ExclusiveLock);
     SPI_connect();
-    SPIPlanPtr alter = nargs > 10 ? saved_plan(&s_alter_queue, k_alter_queue)
-                                  : saved_plan(&s_alter_queue_legacy, k_alter_queue_legacy);
-    if (run_plan(alter, values, nulls) == 0)
+    if (run_plan(saved_plan(&s_alter_queue), values, nulls) == 0)
         raise_unknown_queue(queue_name);
     bool isnull;
     if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)))
@@ -300,17 +290,14 @@ PGJQ_API_FUNCTION(drop_queue)
                      errmsg("queue \"%s\" still has %lld unfinished jobs", queue_name, (long long) live),
                      errhint("Wait for them to finish, cancel them, or use force => true to drop them.")));
     } else {
-        if (!call.legacy)
-            cancel_orphaned_dependents(values[0], call.caller);
+        cancel_orphaned_dependents(values[0], call.caller);
         run_plan(saved_plan(&s_delete_live, k_delete_live), values, nullptr);
         note_live_rows_replaced();
     }
     run_plan(saved_plan(&s_delete_finished, k_delete_finished), values, nullptr);
     run_plan(saved_plan(&s_delete_queue, k_delete_queue), values, nullptr);
-    if (!call.legacy) {
-        run_plan(saved_plan(&s_delete_grants, k_delete_grants), values, nullptr);
-        run_plan(saved_plan(&s_delete_queue_state, k_delete_queue_state), values, nullptr);
-    }
+    run_plan(saved_plan(&s_delete_grants), values, nullptr);
+    run_plan(saved_plan(&s_delete_queue_state), values, nullptr);
     SPI_finish();
     PG_RETURN_VOID();
 }

@@ -53,7 +53,7 @@ PGJQ_API_FUNCTION(retry)
                  errhint("Retry once that job has finished, or cancel it.")));
     }
     // A job enqueued with the key since the look above: nothing was revived.
-    if (revive_jobs(single_id_array(job_id), call.legacy) == 0)
+    if (revive_jobs(single_id_array(job_id)) == 0)
         ereport(ERROR,
                 (errcode(PGJQ_ERRCODE_UNIQUE_KEY_HELD),
                  errmsg("job %lld cannot be retried: another job took its unique_key meanwhile", (long long) job_id),

@@ -8,6 +8,8 @@
 // spinlock.
 #include "core/claim_floor.hpp"
 
+#include "pg/catalog.hpp"
+
 #include "pg/limits.hpp"
 
 namespace {
@@ -203,7 +205,8 @@ claim_floor read_claim_floor(const char* queue_name, uint64 types)
 {
     const TimestampTz now = GetCurrentTimestamp();
     claim_floor seen = {-1, types, 0, false, {0, 0}, now};
-    if (s_slots == nullptr)
+    // A database at 0.1.0 claims from the start: its claim statements have no form that starts at a floor.
+    if (s_slots == nullptr || database_at_0_1_0())
         return seen;
     seen.slot = find_or_take_slot(queue_name, types, now);
     if (seen.slot < 0)

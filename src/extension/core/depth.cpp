@@ -41,7 +41,7 @@ const plan_text k_reserve_written = {
 const plan_text k_write = {
     "UPDATE pgjq.queue_depth SET unfinished = unfinished + $3 WHERE queue_name = $1 AND slot = $2",
     3, {TEXTOID, INT2OID, INT8OID}};
-// From 0.2.0: with the totals of what finished.
+// With the totals of what finished.
 const plan_text k_write_finished = {
     "UPDATE pgjq.queue_depth SET unfinished = unfinished + $3, completed = completed + $4, failed = failed + $5,"
     "       cancelled = cancelled + $6"
@@ -346,6 +346,9 @@ static bool adjust_entry(depth_entry* e, int64 delta, const finished_counts* fin
 
 bool adjust_depth(Datum queue_name, int64 delta, const finished_counts* finished)
 {
+    // The counter rows of a database at 0.1.0 count no finished jobs.
+    if (finished != nullptr && database_at_0_1_0())
+        finished = nullptr;
     return adjust_entry(ledger_entry(queue_name), delta, finished);
 }
 

@@ -543,7 +543,7 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
 {
     if (!direct_completions || r.claimed_here_by != nullptr || (r.holder != nullptr && !OidIsValid(r.role)) ||
         XactReadOnly || IsInParallelMode() || IsolationUsesXactSnapshot() ||
-        SessionReplicationRole != SESSION_REPLICATION_ROLE_ORIGIN)
+        SessionReplicationRole != SESSION_REPLICATION_ROLE_ORIGIN || database_at_0_1_0())
         return false;
     const Oid live_relid = pgjq_relation("live_jobs"), finished_relid = pgjq_relation("finished_jobs");
     if (!OidIsValid(live_relid) || !OidIsValid(finished_relid))

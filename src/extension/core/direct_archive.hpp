@@ -32,7 +32,7 @@ struct archived_jobs {
     Datum discarded_ids, discarded_queues;  // int8[], text[]: the completed jobs deleted without a history row
 };
 
-// Moves the jobs of `r` (from 0.2.0) as archive_jobs' statement would; `discarding`: the queues that keep no
+// Moves the jobs of `r` as archive_jobs' statement would; `discarding`: the queues that keep no
 // completed jobs, when completing (nullptr: none). Returns false, having done nothing, when the statement
 // must run: pgjq.direct_completions off; jobs claimed in this transaction; a transaction that is read only,
 // parallel, or not READ COMMITTED (whose DELETE raises a serialization failure where a job changed); a table,

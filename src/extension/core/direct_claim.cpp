@@ -354,8 +354,9 @@ namespace pgjq {
 int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job_key* last,
                      TimestampTz* first_lease_end)
 {
+    // A database at 0.1.0 has no columns for the claiming role and the timeout.
     const Oid relid = pgjq_relation("live_jobs");
-    if (!OidIsValid(relid) || XactReadOnly || IsInParallelMode() || IsolationUsesXactSnapshot())
+    if (!OidIsValid(relid) || XactReadOnly || IsInParallelMode() || IsolationUsesXactSnapshot() || database_at_0_1_0())
         return -1;
     Relation rel = table_open(relid, RowExclusiveLock);
     if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK ||

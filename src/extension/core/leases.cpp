@@ -4,12 +4,13 @@
 #include "core/lifecycle.hpp"
 #include "pg/catalog.hpp"
 #include "pg/spi.hpp"
+#include "versions/statement.hpp"
 
 namespace pgjq {
 
 // clang-format off
-// In flight: claimed or running; 0.1.0 knew no waiting jobs and indexed status <> 'pending'. A lease that
-// ended at the job's execution timeout (heartbeats cannot extend it further) means the job timed out.
+// In flight: claimed or running. A lease that ended at the job's execution timeout (heartbeats cannot extend
+// it further) means the job timed out.
 #define EXPIRED(in_flight, attempts_condition, columns)                                               \
     "SELECT id" columns " FROM pgjq.live_jobs"                                                         \
     " WHERE " in_flight " AND lease_expires_at < now() AND attempts " attempts_condition               \
@@ -20,22 +21,16 @@ namespace pgjq {
     "   lease_expires_at = NULL" reset ", last_error = " reason                                        \
     "  WHERE j.id = ANY (ARRAY(SELECT id FROM expired))"
 #define TIMED_OUT "j.timeout_at IS NOT NULL AND j.timeout_at <= j.lease_expires_at"
-static versioned_plan s_requeue_expired = {
-    {REQUEUE_EXPIRED("status > 'pending'", ", timeout_at = NULL",
+static statement s_requeue_expired = {"leases.requeue_expired", {REQUEUE_EXPIRED("status > 'pending'", ", timeout_at = NULL",
                      "CASE WHEN " TIMED_OUT " THEN pg_catalog.format('timed out: worker %s ran past the job''s"
                      " execution timeout of %s', j.worker_id, coalesce(j.timeout, (SELECT q.job_timeout"
                      " FROM pgjq.queues q WHERE q.queue_name = j.queue_name)))"
-                     " ELSE pg_catalog.format('lease expired: worker %s stopped reporting', j.worker_id) END"), 0, {}},
-    {REQUEUE_EXPIRED("status <> 'pending'", "",
-                     "pg_catalog.format('lease expired: worker %s stopped reporting', j.worker_id)"), 0, {}}};
+                     " ELSE pg_catalog.format('lease expired: worker %s stopped reporting', j.worker_id) END"), 0, {}}};
 // The expired jobs on their last attempt: those whose lease lapsed, and those that timed out.
-static versioned_plan s_spent_expired = {
-    {"SELECT coalesce(array_agg(id) FILTER (WHERE NOT timed_out), '{}'),"
+static statement s_spent_expired = {"leases.spent_expired", {"SELECT coalesce(array_agg(id) FILTER (WHERE NOT timed_out), '{}'),"
      "       coalesce(array_agg(id) FILTER (WHERE timed_out), '{}')"
      "  FROM (" EXPIRED("status > 'pending'", ">= max_attempts",
-                        ", coalesce(timeout_at <= lease_expires_at, false) AS timed_out") ") AS spent", 0, {}},
-    {"SELECT coalesce(array_agg(id), '{}'), '{}'::bigint[]"
-     "  FROM (" EXPIRED("status <> 'pending'", ">= max_attempts", "") ") AS spent", 0, {}}};
+                        ", coalesce(timeout_at <= lease_expires_at, false) AS timed_out") ") AS spent", 0, {}}};
 // Only future expiries: an expired lease that recovery skipped (its row is locked by a worker that is
 // finishing the job) must not make the worker spin; it is looked at again after pgjq.naptime, which the
 // second column tells the maintenance worker (it must not leave the database meanwhile).
@@ -43,20 +38,13 @@ static versioned_plan s_spent_expired = {
     "SELECT min(lease_expires_at) FILTER (WHERE lease_expires_at > now()),"                            \
     "       coalesce(bool_or(lease_expires_at <= now()), false)"                                       \
     "  FROM pgjq.live_jobs WHERE " in_flight
-static versioned_plan s_next_expiry = {{NEXT_EXPIRY("status > 'pending'"), 0, {}},
-                                       {NEXT_EXPIRY("status <> 'pending'"), 0, {}}};
+static statement s_next_expiry = {"leases.next_expiry", {NEXT_EXPIRY("status > 'pending'"), 0, {}}};
 // clang-format on
-
-static bool legacy_database()
-{
-    return current_installation().version < k_version_0_2;
-}
 
 int64 recover_expired_leases()
 {
-    bool legacy = legacy_database();
-    uint64 requeued = run_plan(saved_plan(&s_requeue_expired, legacy), nullptr, nullptr);
-    run_plan(saved_plan(&s_spent_expired, legacy), nullptr, nullptr);
+    uint64 requeued = run_plan(saved_plan(&s_requeue_expired), nullptr, nullptr);
+    run_plan(saved_plan(&s_spent_expired), nullptr, nullptr);
     bool isnull;
     HeapTuple row = SPI_tuptable->vals[0];
     Datum lapsed = SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull);
@@ -77,7 +65,7 @@ int64 recover_expired_leases()
 
 TimestampTz next_lease_expiry(bool* expired_left)
 {
-    run_plan(saved_plan(&s_next_expiry, legacy_database()), nullptr, nullptr);
+    run_plan(saved_plan(&s_next_expiry), nullptr, nullptr);
     bool isnull, found;
     Datum value = first_value(&isnull, &found);
     TimestampTz next = (found && !isnull) ? DatumGetTimestampTz(value) : DT_NOEND;

@@ -15,6 +15,7 @@
 #include "pg/catalog.hpp"
 #include "pg/limits.hpp"
 #include "pg/spi.hpp"
+#include "versions/statement.hpp"
 
 namespace pgjq {
 
@@ -22,7 +23,7 @@ namespace pgjq {
 // $1 ids, $2 the holding worker id (NULL: any), $3 status, $4 result, $5 last_error, $6 the worker of a
 // job claimed in this transaction (claim_in_transaction), whose row still holds the state it had before the
 // claim: the history records that worker, this attempt and the claim's time; $7 the queues that keep no
-// completed jobs; $8 the calling role (from 0.2.0, which records roles); $9 this backend's counter slot.
+// completed jobs; $8 the calling role; $9 this backend's counter slot.
 #define ARCHIVE_DELETE(holder_condition, extra_column)                                                 \
     "WITH done AS ("                                                                                   \
     "  DELETE FROM pgjq.live_jobs"                                                                     \
@@ -53,12 +54,12 @@ namespace pgjq {
 #define ADDED_VALUES ", enqueued_by, CASE WHEN $6 IS NULL THEN claimed_by ELSE $8 END, group_key, depends_on, timeout"
 // What moved: how many, their ids, and their queues for the depth counters: the one queue of them all
 // (the usual case), or, when they span several, every job's queue name (counted by archive_jobs); then
-// the groups the jobs with a group key leave and the jobs' times (0.1.0 has neither).
+// the groups the jobs with a group key leave and the jobs' times.
 #define MOVED_BY_QUEUE " (SELECT queue_name, count(*) AS n FROM done GROUP BY queue_name) g"
 #define RETURN_MOVED_COLUMNS(groups)                                                                   \
     " SELECT count(*), coalesce(array_agg(id), '{}'), min(queue_name),"                                \
     "        CASE WHEN min(queue_name) <> max(queue_name) THEN array_agg(queue_name) END" groups
-// From 0.2.0, also each job's wait (due to claimed) and run (claimed to now) times in seconds, for the
+// Also each job's wait (due to claimed) and run (claimed to now) times in seconds, for the
 // histograms of core/latency.hpp: NULL for a job this attempt never claimed. A job claimed in this
 // transaction (claim_in_transaction) was claimed at now().
 #define CLAIM_TIME "CASE WHEN $6 IS NOT NULL THEN now() WHEN status IN ('claimed', 'running') THEN claimed_at END"
@@ -67,7 +68,6 @@ namespace pgjq {
     "  array_agg(group_key) FILTER (WHERE group_key IS NOT NULL),"                                      \
     "  array_agg(pg_catalog.date_part('epoch', " CLAIM_TIME " - run_at)),"                              \
     "  array_agg(pg_catalog.date_part('epoch', statement_timestamp() - " CLAIM_TIME "))"
-#define GROUPS_AND_TIMES_LEGACY ", NULL::text[], NULL::text[], NULL::float8[], NULL::float8[]"
 #define RETURN_MOVED(groups) RETURN_MOVED_COLUMNS(groups) " FROM done"
 // Completion while some queue has keep_completed = false: their jobs are deleted without a history row,
 // and their pgjq_job_finished notices are sent by archive_jobs, since no insert into finished_jobs fires
@@ -80,29 +80,25 @@ namespace pgjq {
 // The transaction's first change of the depth counters writes this backend's slot rows in the statement
 // itself (one statement fewer for the common one-call transaction); later ones go to the transaction's
 // ledger (core/depth.hpp).
-#define WRITE_DEPTH_LEGACY                                                                             \
-    ", counted AS (UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - g.n FROM" MOVED_BY_QUEUE   \
-    " WHERE d.queue_name = g.queue_name AND d.slot = $9)"
-// From 0.2.0 the same rows count what finished, by final status ($3; core/depth.hpp), in the same write.
+// The same rows count what finished, by final status ($3; core/depth.hpp), in the same write.
 #define WRITE_DEPTH                                                                                    \
     ", counted AS (UPDATE pgjq.queue_depth d SET unfinished = d.unfinished - g.n,"                      \
     "   completed = d.completed + CASE WHEN $3 = 'completed' THEN g.n ELSE 0 END,"                     \
     "   failed = d.failed + CASE WHEN $3 = 'failed' THEN g.n ELSE 0 END,"                              \
     "   cancelled = d.cancelled + CASE WHEN $3 = 'cancelled' THEN g.n ELSE 0 END"                      \
     "  FROM" MOVED_BY_QUEUE " WHERE d.queue_name = g.queue_name AND d.slot = $9)"
-#define ARCHIVE_PLAN(write, write_legacy)                                                              \
-    {{ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ADDED_COLUMNS, ADDED_VALUES, "") write               \
-      RETURN_MOVED(GROUPS_AND_TIMES), 9, ARCHIVE_TYPES},                                                 \
-     {ARCHIVE_DELETE("", "") ARCHIVE_INSERT("", "", "") write_legacy RETURN_MOVED(GROUPS_AND_TIMES_LEGACY), 9, ARCHIVE_TYPES}}
-#define ARCHIVE_SOME_DISCARDED_PLAN(write, write_legacy)                                               \
-    {{ARCHIVE_DELETE(HOLDER_ROLE, KEEP_OR_DISCARD) ARCHIVE_INSERT(ADDED_COLUMNS, ADDED_VALUES, " WHERE kept") write \
-      RETURN_MOVED_AND_DISCARDED(GROUPS_AND_TIMES), 9, ARCHIVE_TYPES},                                   \
-     {ARCHIVE_DELETE("", KEEP_OR_DISCARD) ARCHIVE_INSERT("", "", " WHERE kept") write_legacy           \
-      RETURN_MOVED_AND_DISCARDED(GROUPS_AND_TIMES_LEGACY), 9, ARCHIVE_TYPES}}
+#define ARCHIVE_PLAN(write)                                                                            \
+    {ARCHIVE_DELETE(HOLDER_ROLE, "") ARCHIVE_INSERT(ADDED_COLUMNS, ADDED_VALUES, "") write               \
+     RETURN_MOVED(GROUPS_AND_TIMES), 9, ARCHIVE_TYPES}
+#define ARCHIVE_SOME_DISCARDED_PLAN(write)                                                             \
+    {ARCHIVE_DELETE(HOLDER_ROLE, KEEP_OR_DISCARD) ARCHIVE_INSERT(ADDED_COLUMNS, ADDED_VALUES, " WHERE kept") write \
+     RETURN_MOVED_AND_DISCARDED(GROUPS_AND_TIMES), 9, ARCHIVE_TYPES}
 // Indexed by whether the statement writes the counters itself.
-static versioned_plan s_archive[2] = {ARCHIVE_PLAN("", ""), ARCHIVE_PLAN(WRITE_DEPTH, WRITE_DEPTH_LEGACY)};
-static versioned_plan s_archive_some_discarded[2] = {ARCHIVE_SOME_DISCARDED_PLAN("", ""),
-                                                     ARCHIVE_SOME_DISCARDED_PLAN(WRITE_DEPTH, WRITE_DEPTH_LEGACY)};
+static statement s_archive[2] = {{"lifecycle.archive", ARCHIVE_PLAN("")},
+                                 {"lifecycle.archive_writing_depth", ARCHIVE_PLAN(WRITE_DEPTH)}};
+static statement s_archive_some_discarded[2] = {
+    {"lifecycle.archive_some_discarded", ARCHIVE_SOME_DISCARDED_PLAN("")},
+    {"lifecycle.archive_some_discarded_writing_depth", ARCHIVE_SOME_DISCARDED_PLAN(WRITE_DEPTH)}};
 // clang-format on
 
 // The finished notices of jobs deleted without a history row (see k_archive_some_discarded).
@@ -133,17 +129,13 @@ static int compare_names(const void* a, const void* b)
     return strcmp(*static_cast<char* const*>(a), *static_cast<char* const*>(b));
 }
 
-// What left the live table, by queue (see RETURN_MOVED_COLUMNS), taken off the depth counters and, from
-// 0.2.0 (`status` given), added to the totals of that final status: noted as written when the statement
-// wrote them itself, else kept in the transaction's ledger.
+// What left the live table, by queue (see RETURN_MOVED_COLUMNS), taken off the depth counters and added to
+// the totals of that final status: noted as written when the statement wrote them itself, else kept in the
+// transaction's ledger.
 static void count_moved(Datum queue, int64 count, const char* status, bool written)
 {
     if (written) {
         depth_written(queue);
-        return;
-    }
-    if (status == nullptr) {
-        adjust_depth(queue, -count);
         return;
     }
     finished_counts finished = {0, 0, 0};
@@ -203,11 +195,10 @@ static archived_jobs statement_moved(bool discarding)
 
 uint64 archive_jobs(const archive_request& r, Datum* moved)
 {
-    bool legacy = current_installation().version < k_version_0_2;
     ArrayType* discarding = strcmp(r.status, "completed") == 0 ? queues_not_keeping_completed() : nullptr;
     archived_jobs a;
     bool writes_depth = false;
-    if (legacy || !archive_directly(r, discarding, &a)) {
+    if (!archive_directly(r, discarding, &a)) {
         writes_depth = depth_untouched();
         Datum values[9] = {r.ids,
                            r.holder ? CStringGetTextDatum(r.holder) : (Datum) 0,
@@ -227,8 +218,8 @@ uint64 archive_jobs(const archive_request& r, Datum* moved)
                          discarding ? ' ' : 'n',
                          OidIsValid(r.role) ? ' ' : 'n',
                          ' '};
-        versioned_plan* plans = discarding ? s_archive_some_discarded : s_archive;
-        run_plan(saved_plan(&plans[writes_depth], legacy), values, nulls);
+        statement* plans = discarding ? s_archive_some_discarded : s_archive;
+        run_plan(saved_plan(&plans[writes_depth]), values, nulls);
         a = statement_moved(discarding != nullptr);
     }
     if (moved)
@@ -238,15 +229,14 @@ uint64 archive_jobs(const archive_request& r, Datum* moved)
     // The groups the jobs left, and the jobs that may have dependents: settled at commit.
     if (!a.no_groups)
         note_groups_left(DatumGetArrayTypeP(a.group_queues), DatumGetArrayTypeP(a.group_keys));
-    if (a.count > 0 && !legacy && dependencies_in_use())
+    if (a.count > 0 && dependencies_in_use())
         note_finished(a.moved);
     if (!a.none_moved && !a.no_times)
         note_latencies(a.queue, a.several_queues ? DatumGetArrayTypeP(a.every_queue) : nullptr,
                        DatumGetArrayTypeP(a.waits), DatumGetArrayTypeP(a.runs));
     // Last: it may run a statement of its own (the statement's row stays valid until SPI_finish).
     if (!a.none_moved)
-        count_moved_by_queue(a.queue, a.several_queues, a.every_queue, a.count, legacy ? nullptr : r.status,
-                             writes_depth);
+        count_moved_by_queue(a.queue, a.several_queues, a.every_queue, a.count, r.status, writes_depth);
     return static_cast<uint64>(a.count);
 }
 

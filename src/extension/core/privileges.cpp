@@ -139,10 +139,11 @@ api_call begin_api_call()
     api_call call;
     call.caller = GetUserId();
     const installation& inst = current_installation();
-    call.legacy = inst.version < k_version_0_2;
-    call.privileged = call.legacy || call.caller == inst.owner || superuser_arg(call.caller);
+    // A database at 0.1.0 keeps its model (privileges.hpp): nothing is checked, and nobody is switched to.
+    const bool at_0_1_0 = database_at_0_1_0();
+    call.privileged = at_0_1_0 || call.caller == inst.owner || superuser_arg(call.caller);
     GetUserIdAndSecContext(&call.saved_user, &call.saved_security_context);
-    call.switched = !call.legacy && call.caller != inst.owner;
+    call.switched = !at_0_1_0 && call.caller != inst.owner;
     if (call.switched)
         SetUserIdAndSecContext(inst.owner, call.saved_security_context | SECURITY_LOCAL_USERID_CHANGE);
     return call;
@@ -204,7 +205,7 @@ bool may_read_queue(Oid role, const char* queue_name)
 
 bool may_read_job(Oid role, const char* queue_name, Oid enqueued_by)
 {
-    if (privileged(role) || role_holds(role, cap_worker | cap_admin | cap_observer, queue_name))
+    if (database_at_0_1_0() || privileged(role) || role_holds(role, cap_worker | cap_admin | cap_observer, queue_name))
         return true;
     return role_holds(role, cap_producer, queue_name) &&
         (!OidIsValid(enqueued_by) || has_privs_of_role(role, enqueued_by));

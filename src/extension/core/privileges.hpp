@@ -25,8 +25,7 @@ enum capability : uint8 {
 // One call of an API function, from its start to its return.
 struct api_call {
     Oid caller;       // current_user when the function was called: the role recorded on jobs
-    bool legacy;      // the database is at 0.1.0 (see above)
-    bool privileged;  // a superuser or the extension's owner (and every legacy call)
+    bool privileged;  // a superuser or the extension's owner (and every call in a database at 0.1.0)
     Oid saved_user;
     int saved_security_context;
     bool switched;

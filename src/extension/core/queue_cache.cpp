@@ -10,21 +10,18 @@
 
 #include "pg/catalog.hpp"
 #include "pg/spi.hpp"
+#include "versions/statement.hpp"
 
 namespace {
 
 using namespace pgjq;
 
-// Every queue, in the order of strcmp() for a binary search (a database at 0.1.0 has no uses_dependencies).
-versioned_plan s_read = {
-    {"SELECT queue_name, max_attempts, fifo, max_pending IS NOT NULL, keep_completed, uses_dependencies"
-     "  FROM pgjq.queues ORDER BY queue_name COLLATE \"C\"",
-     0,
-     {}},
-    {"SELECT queue_name, max_attempts, fifo, max_pending IS NOT NULL, keep_completed, false"
-     "  FROM pgjq.queues ORDER BY queue_name COLLATE \"C\"",
-     0,
-     {}}};
+// Every queue, in the order of strcmp() for a binary search.
+statement s_read = {"queue_cache.read",
+                    {"SELECT queue_name, max_attempts, fifo, max_pending IS NOT NULL, keep_completed, uses_dependencies"
+                     "  FROM pgjq.queues ORDER BY queue_name COLLATE \"C\"",
+                     0,
+                     {}}};
 
 struct named_settings {
     char* name;
@@ -50,7 +47,7 @@ void read_queues()
     uint64 invalidations_before = s_invalidations;
     // The latest snapshot, not the transaction's: the copy outlives the transaction, and one read under an
     // older REPEATABLE READ snapshot would keep settings that changed before it for good.
-    uint64 n = run_plan_latest(saved_plan(&s_read, current_installation().version < k_version_0_2), nullptr, nullptr);
+    uint64 n = run_plan_latest(saved_plan(&s_read), nullptr, nullptr);
     MemoryContextReset(s_context);
     MemoryContext caller = MemoryContextSwitchTo(s_context);
     s_settings = static_cast<named_settings*>(palloc(sizeof(named_settings) * (n + 1)));
@@ -90,6 +87,9 @@ namespace pgjq {
 
 const cached_queue* cached_queue_settings(const char* queue_name)
 {
+    // An enqueue into a database at 0.1.0 takes its reservation statement, as 0.1.0 did.
+    if (database_at_0_1_0())
+        return nullptr;
     read_queues();
     auto* found = static_cast<const named_settings*>(
         bsearch(queue_name, s_settings, s_nsettings, sizeof(named_settings), compare_names));

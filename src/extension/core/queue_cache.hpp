@@ -26,7 +26,8 @@ struct cached_queue {
 
 // The queue's settings as last committed (read as queues_not_keeping_completed(), and as fresh as the
 // invalidations this backend has accepted), or nullptr when no such queue was found. Requires an SPI
-// connection, as the extension's owner (pgjq.queues has row security for everybody else).
+// connection, as the extension's owner (pgjq.queues has row security for everybody else). nullptr too in a
+// database at 0.1.0, whose enqueues take their reservation statement.
 const cached_queue* cached_queue_settings(const char* queue_name);
 
 // The invalidation hub (hooks/invalidation_hub.cpp): forget what was read when pgjq.queues is invalidated.

@@ -7,17 +7,15 @@
 #include "pg/catalog.hpp"
 #include "pg/spi.hpp"
 #include "pg/sqlstate.hpp"
+#include "versions/statement.hpp"
 
 namespace pgjq {
 
 // clang-format off
-static versioned_plan s_job_state = {
-    {"SELECT j.status::text, j.worker_id, j.claimed_by::oid, j.queue_name, j.enqueued_by::oid,"
+static statement s_job_state = {"refusals.job_state", {"SELECT j.status::text, j.worker_id, j.claimed_by::oid, j.queue_name, j.enqueued_by::oid,"
      "       coalesce(j.timeout_at <= now(), false),"
      "       coalesce(j.timeout, (SELECT q.job_timeout FROM pgjq.queues q WHERE q.queue_name = j.queue_name))::text"
      "  FROM pgjq.jobs j WHERE j.id = $1",
-     1, {INT8OID}},
-    {"SELECT status::text, worker_id, NULL::oid, queue_name, NULL::oid, false, NULL::text FROM pgjq.jobs WHERE id = $1",
      1, {INT8OID}}};
 // clang-format on
 
@@ -37,8 +35,7 @@ struct job_state {
 job_state read_job_state(int64 job_id, Oid role)
 {
     Datum values[1] = {Int64GetDatum(job_id)};
-    bool legacy = current_installation().version < k_version_0_2;
-    run_plan(saved_plan(&s_job_state, legacy), values, nullptr, 1);
+    run_plan(saved_plan(&s_job_state), values, nullptr, 1);
     job_state state = {false, nullptr, nullptr, InvalidOid, false, nullptr};
     if (SPI_processed == 0)
         return state;
@@ -48,7 +45,7 @@ job_state read_job_state(int64 job_id, Oid role)
     Datum claimed_by = SPI_getbinval(row, desc, 3, &isnull);
     state.claimed_by = isnull ? InvalidOid : DatumGetObjectId(claimed_by);
     Datum enqueued_by = SPI_getbinval(row, desc, 5, &isnull);
-    if (!legacy && !may_read_job(role, SPI_getvalue(row, desc, 4), isnull ? InvalidOid : DatumGetObjectId(enqueued_by)))
+    if (!may_read_job(role, SPI_getvalue(row, desc, 4), isnull ? InvalidOid : DatumGetObjectId(enqueued_by)))
         return state;
     state.found = true;
     state.status = SPI_getvalue(row, desc, 1);

@@ -5,6 +5,7 @@
 #include "core/depth.hpp"
 #include "core/waiting_jobs.hpp"
 #include "pg/spi.hpp"
+#include "versions/statement.hpp"
 
 namespace pgjq {
 
@@ -25,18 +26,16 @@ namespace pgjq {
     "  RETURNING queue_name, " group_key " AS group_key, id),"                                          \
     " removed AS (DELETE FROM pgjq.finished_jobs f USING revived r WHERE f.id = r.id)"                  \
     " SELECT queue_name, group_key FROM revived ORDER BY queue_name"
-static versioned_plan s_revive = {
-    {REVIVE(", enqueued_by, claimed_by, group_key, depends_on, timeout, status",
+static statement s_revive = {"revive.revive", {REVIVE(", enqueued_by, claimed_by, group_key, depends_on, timeout, status",
             ", enqueued_by, claimed_by, group_key, depends_on, timeout,"
             " CASE WHEN group_key IS NULL THEN 'pending' ELSE 'waiting' END::pgjq.job_status",
             "group_key"),
-     1, {INT8ARRAYOID}},
-    {REVIVE("", "", "NULL::text"), 1, {INT8ARRAYOID}}};
+     1, {INT8ARRAYOID}}};
 // clang-format on
 
-int64 revive_jobs(Datum ids, bool legacy)
+int64 revive_jobs(Datum ids)
 {
-    uint64 n = run_plan(saved_plan(&s_revive, legacy), &ids, nullptr);
+    uint64 n = run_plan(saved_plan(&s_revive), &ids, nullptr);
     SPITupleTable* rows = SPI_tuptable;
     // The rows come by queue: each queue's counters change once, and it is announced once.
     uint64 run_start = 0;

@@ -9,7 +9,7 @@ namespace pgjq {
 // Revives the failed or cancelled jobs among `ids` (an int8[]): each is pending now, or waiting for its turn
 // when it has a group key, with its attempts starting over and its id kept. A job whose unique_key a live
 // job holds (or another of `ids` takes first) stays as it was. Waits for transactions that hold one of the
-// finished rows. Returns how many came back. `legacy`: a database at 0.1.0. Requires an SPI connection.
-int64 revive_jobs(Datum ids, bool legacy);
+// finished rows. Returns how many came back. Requires an SPI connection.
+int64 revive_jobs(Datum ids);
 
 }  // namespace pgjq

@@ -47,7 +47,7 @@ duty_outcome run(maintenance_round& round)
         test_failure_point("prune");
         Datum values[1] = {Int32GetDatum(prune_batch_size)};
         uint64 deleted = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
-        if (batch == 0 && current_installation().version >= k_version_0_2)
+        if (batch == 0 && !database_at_0_1_0())
             run_plan(saved_plan(&s_prune_windows, k_prune_windows), values, nullptr);
         bool any_left = true;
         if (deleted < static_cast<uint64>(prune_batch_size)) {

@@ -269,7 +269,7 @@ duty_outcome run(maintenance_round& round)
     for (int transaction = 0; transaction < k_max_transactions_per_run; transaction++) {
         CHECK_FOR_INTERRUPTS();
         begin_duty_transaction("pgjq maintenance: firing schedules");
-        if (current_installation().version < k_version_0_2) {
+        if (database_at_0_1_0()) {
             commit_duty_transaction();  // no schedules before 0.2.0
             break;
         }

@@ -18,7 +18,7 @@ duty_outcome run(maintenance_round& round)
     begin_duty_transaction("pgjq maintenance: settling waiting jobs");
     test_failure_point("waiting_jobs");
     int64 noted = 0;
-    if (current_installation().version >= k_version_0_2) {
+    if (!database_at_0_1_0()) {
         noted += note_stale_dependencies();
         noted += note_groups_with_room(nullptr);
     }

@@ -30,9 +30,15 @@ struct installation {
 const installation& current_installation();
 
 // 0.2.0: capabilities are rows of pgjq.grants, jobs record their roles, and jobs may wait (group keys,
-// dependencies), time out and be capped or rate-limited per queue. A database at an older version gets the
-// 0.1.0 statements (api_call::legacy, versioned_plan).
+// dependencies), time out and be capped or rate-limited per queue. A database still at 0.1.0 is served as
+// versions/statement.hpp says.
 constexpr int k_version_0_2 = 200;
+
+// Whether pgjq in the current database is still at 0.1.0 (read from the catalogs once per invalidation).
+inline bool database_at_0_1_0()
+{
+    return current_installation().version < k_version_0_2;
+}
 
 // The invalidation hub (hooks/invalidation_hub.cpp): any relation's invalidation makes current_installation()
 // read the catalogs again.

@@ -59,25 +59,25 @@ void define_settings()
     DefineCustomBoolVariable(
         "pgjq.claim_floors", "Whether this session's leased claims start from their queue's claim floor.",
         "Off: they read the queue from the start, as before 0.2.0, and set no floor (others' floors stay right).",
-        &claim_floors, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+        &claim_floors, true, PGC_USERSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable(
         "pgjq.direct_claims", "Whether this session's leased claims update their jobs through the table access method.",
         "Off: they run the claim's statement (FOR UPDATE SKIP LOCKED, then UPDATE), as before; the same jobs in the "
         "same order.",
-        &direct_claims, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+        &direct_claims, true, PGC_USERSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable(
         "pgjq.direct_completions",
         "Whether this session's completions, final failures and cancellations move their jobs through the table "
         "access method.",
         "Off: they run the statement (DELETE from live_jobs, INSERT into finished_jobs), as before; the same history "
         "rows and notices.",
-        &direct_completions, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+        &direct_completions, true, PGC_USERSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable(
         "pgjq.shared_enqueue_counts",
         "Whether this session's enqueues into queues without max_pending count their jobs in shared memory.",
         "Off: each enqueuing transaction writes its counter row of pgjq.queue_depth, as before. Needs "
         "shared_preload_libraries and a maintenance worker, which folds the counts into the rows.",
-        &shared_enqueue_counts, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+        &shared_enqueue_counts, true, PGC_USERSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pgjq.naptime", "Longest time a pgjq maintenance worker sleeps between two passes.",
                             "Workers wake earlier for due jobs, expiring leases and pruning.", &maintenance_naptime_ms,
                             5000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);

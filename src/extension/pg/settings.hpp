@@ -11,10 +11,6 @@ extern int max_payload_bytes;           // pgjq.max_payload_bytes: largest paylo
 extern int max_batch_bytes;             // pgjq.max_batch_bytes: largest payloads array of one enqueue_batch
 extern int forced_depth_slot;           // pgjq.depth_slot: the counter slot this session writes; -1 = by backend
 extern bool synchronous_worker_commit;  // pgjq.synchronous_worker_commit: worker calls wait for their WAL flush
-extern bool claim_floors;               // pgjq.claim_floors: leased claims start from their queue's claim floor
-extern bool direct_claims;              // pgjq.direct_claims: leased claims through the table access method
-extern bool direct_completions;         // pgjq.direct_completions: jobs finished through the table access method
-extern bool shared_enqueue_counts;      // pgjq.shared_enqueue_counts: core/enqueue_counts.hpp
 
 // The maintenance worker and its launcher (all reloadable)
 extern int maintenance_naptime_ms;   // pgjq.naptime: longest sleep of a database's maintenance worker
@@ -26,6 +22,13 @@ extern int max_maintenance_workers;  // pgjq.max_maintenance_workers: most maint
 extern int maintenance_idle_timeout_s;  // pgjq.maintenance_idle_timeout: an idle launcher-started worker exits after it
 extern int max_databases;               // pgjq.max_databases (server start): databases the launcher tracks
 extern char* served_databases;          // pgjq.databases: databases the launcher serves ("" = all)
+
+// Developer settings, for comparing a fast path with the statement it replaces (and a way out should one be
+// suspected): on by default, left out of postgresql.conf.sample, each switched off by a test (CONTRIBUTING.md).
+extern bool claim_floors;           // pgjq.claim_floors: leased claims start from their queue's claim floor
+extern bool direct_claims;          // pgjq.direct_claims: leased claims through the table access method
+extern bool direct_completions;     // pgjq.direct_completions: jobs finished through the table access method
+extern bool shared_enqueue_counts;  // pgjq.shared_enqueue_counts: core/enqueue_counts.hpp
 
 // Tests only
 extern char* test_failing_duty;  // pgjq.test_failing_duty: the maintenance duty of that name fails

@@ -22,11 +22,6 @@ SPIPlanPtr saved_plan(SPIPlanPtr* slot, const plan_text& text)
     return plan;
 }
 
-SPIPlanPtr saved_plan(versioned_plan* plan, bool legacy)
-{
-    return legacy ? saved_plan(&plan->legacy_plan, plan->legacy) : saved_plan(&plan->current_plan, plan->current);
-}
-
 namespace {
 
 // Runs `execute` (an SPI execution, returning its code) with jit and enable_seqscan off, as every statement

@@ -20,16 +20,6 @@ struct plan_text {
 // Returns the kept plan for `text`, preparing it on first use. `slot` is the caller's static cache.
 SPIPlanPtr saved_plan(SPIPlanPtr* slot, const plan_text& text);
 
-// A statement written for each generation of the schema it runs against: `current` for a database at
-// 0.2.0 or later, `legacy` for one still at 0.1.0 (api_call::legacy), each with its own kept plan.
-struct versioned_plan {
-    plan_text current;
-    plan_text legacy;
-    SPIPlanPtr current_plan;
-    SPIPlanPtr legacy_plan;
-};
-SPIPlanPtr saved_plan(versioned_plan* plan, bool legacy);
-
 // Runs a saved plan (not read-only: each statement takes a fresh snapshot under READ COMMITTED) and
 // returns the number of rows processed. Errors other than ereport ones are turned into an ERROR.
 uint64 run_plan(SPIPlanPtr plan, const Datum* values, const char* nulls, long max_rows = 0);

@@ -9,7 +9,7 @@
 // count is its result. Each batch goes through the one home of its move: retry through core/revive.hpp,
 // cancel through archive_jobs (core/lifecycle.hpp), so the depth counters, notifications, groups and
 // dependencies stay as exact as one job at a time would keep them.
-#include "api/api_function.hpp"
+#include "core/api_function.hpp"
 #include "core/lifecycle.hpp"
 #include "core/revive.hpp"
 #include "pg/args.hpp"

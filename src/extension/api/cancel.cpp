@@ -1,7 +1,7 @@
 // cancel.cpp: cancel, a producer's way to stop a job that has not finished. A producer cancels the jobs its
 // role enqueued (in a queue it produces to); a queue's admin cancels any of its jobs. Any other job is, to
 // the caller, a job that does not exist.
-#include "api/api_function.hpp"
+#include "core/api_function.hpp"
 #include "core/lifecycle.hpp"
 #include "core/refusals.hpp"
 #include "pg/args.hpp"

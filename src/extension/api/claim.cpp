@@ -10,7 +10,7 @@
 // written, so the jobs stay claimed exactly as long as the caller's transaction, which then completes or
 // fails them with complete_in_transaction / fail_in_transaction. That saves the claim's non-HOT UPDATE,
 // its two index inserts and a commit (measured: 21 -> 12 ms of server CPU per 1000 jobs at batch 100).
-#include "api/api_function.hpp"
+#include "core/api_function.hpp"
 #include "core/claim_floor.hpp"
 #include "core/deadlines.hpp"
 #include "core/direct_claim.hpp"

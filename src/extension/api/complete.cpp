@@ -1,7 +1,7 @@
 // complete.cpp: complete, complete_batch and complete_in_transaction. All are all or nothing: if any job is
 // not held by the worker (its worker id and its role), the ERROR rolls back the jobs already moved in the
 // same statement.
-#include "api/api_function.hpp"
+#include "core/api_function.hpp"
 #include "core/lifecycle.hpp"
 #include "core/refusals.hpp"
 #include "core/transaction_claims.hpp"

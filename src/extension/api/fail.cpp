@@ -1,8 +1,8 @@
 // fail.cpp: fail and fail_in_transaction. While attempts remain the job goes back to pending with run_at
 // pushed by exponential backoff with jitter (or by retry_in when given); otherwise it moves to the
 // dead-letter state 'failed'.
-#include "api/api_function.hpp"
 #include "core/announcements.hpp"
+#include "core/api_function.hpp"
 #include "core/job_columns.hpp"
 #include "core/lifecycle.hpp"
 #include "core/refusals.hpp"

@@ -1,7 +1,7 @@
 // heartbeat.cpp: heartbeat and progress. Both extend the lease by the queue's lease length, never past the
 // job's execution timeout, after which both are refused (PJ005); progress also marks the job running. The
 // lease is not indexed, so a heartbeat is usually a HOT update.
-#include "api/api_function.hpp"
+#include "core/api_function.hpp"
 #include "core/job_columns.hpp"
 #include "core/refusals.hpp"
 #include "core/worker_commit.hpp"

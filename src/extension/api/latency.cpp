@@ -2,7 +2,7 @@
 // as core/latency.hpp keeps them, of the queues the caller may read (the view pgjq.queue_latency adds
 // percentiles).
 #include "core/latency.hpp"
-#include "api/api_function.hpp"
+#include "core/api_function.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // queues.cpp: create_queue, alter_queue, drop_queue, pause_queue, resume_queue; the unknown-queue refusal
 // for the SQL-language functions.
-#include "api/api_function.hpp"
 #include "core/announcements.hpp"
+#include "core/api_function.hpp"
 #include "core/depth.hpp"
 #include "core/enqueue_counts.hpp"
 #include "core/lifecycle.hpp"

@@ -1,7 +1,7 @@
 // retry.cpp: retry, an admin's re-drive of a failed or cancelled job: pending now, with its full
 // max_attempts again and the same id. Only the job's queue's admins may; to anyone else the job does not
 // exist. A job whose unique_key another unfinished job holds now cannot come back (PJ004, naming it).
-#include "api/api_function.hpp"
+#include "core/api_function.hpp"
 #include "core/lifecycle.hpp"
 #include "core/refusals.hpp"
 #include "core/revive.hpp"

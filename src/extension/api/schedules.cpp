@@ -11,7 +11,7 @@
 // A change waits for a firing transaction that holds the schedule's row, and computes the next firing from
 // the clock after that: a firing is never enqueued twice because the schedule was replaced meanwhile.
 #include "maintenance/schedules.hpp"
-#include "api/api_function.hpp"
+#include "core/api_function.hpp"
 #include "core/deadlines.hpp"
 #include "core/schedule_clock.hpp"
 #include "pg/args.hpp"

@@ -1,6 +1,6 @@
 // admin_functions.cpp: pgjq.worker_status(), pgjq.maintenance_duties(), pgjq.start_worker() and
 // pgjq.stop_worker(), the maintenance side's own SQL functions: they read and change its shared state.
-#include "api/api_function.hpp"
+#include "core/api_function.hpp"
 #include "maintenance/duty.hpp"
 #include "maintenance/launcher.hpp"
 

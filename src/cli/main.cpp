@@ -38,7 +38,20 @@ int main(int argc, char **argv)
   auto *jobs = app.add_subcommand("jobs", "list jobs, newest first");
   jobs->add_option("-q,--queue", jq.queue, "only this queue");
   jobs->add_option("-s,--state", jq.state, "only this state")
-      ->check(CLI::IsMember({"waiting", "pending", "claimed", "running", "completed", "failed", "cancelled"}));
+      ->check(CLI::Validator(
+          [](std::string &state) -> std::string
+          {
+            try
+            {
+              pgjq::parse_job_status(state); // the client's list of statuses is the one the command line knows
+              return {};
+            }
+            catch (const pgjq::error &e)
+            {
+              return e.what();
+            }
+          },
+          "STATE"));
   jobs->add_option("-t,--type", jq.type, "only this job type");
   jobs->add_option("--older-than", jq.older_than_s, "only jobs enqueued at least this long ago (30s, 5min, 2h, 1d)")
       ->transform(duration_units());

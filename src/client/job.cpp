@@ -32,11 +32,15 @@ std::string_view to_string(job_status status) noexcept
 
 job_status parse_job_status(std::string_view text)
 {
+  std::string known;
   for (job_status s : {job_status::waiting, job_status::pending, job_status::claimed, job_status::running,
                        job_status::completed, job_status::failed, job_status::cancelled})
+  {
     if (to_string(s) == text)
       return s;
-  throw bad_argument("unknown job status \"" + std::string(text) + "\"", "22023");
+    known += (known.empty() ? "" : ", ") + std::string(to_string(s));
+  }
+  throw bad_argument("unknown job status \"" + std::string(text) + "\" (one of " + known + ")", "22023");
 }
 
 std::ostream &operator<<(std::ostream &out, job_status status) { return out << to_string(status); }

@@ -16,7 +16,8 @@ CREATE TYPE pgjq.job_status AS ENUM ('waiting', 'pending', 'claimed', 'running',
 -- Each queue has partitions 0..n-1 (most have one), each on its own node. A move in progress keeps the
 -- node the partition leaves as draining_node: workers drain it while producers already reach the new node.
 CREATE TABLE pgjq_router.placements (
-    queue_name    text    NOT NULL CHECK (length(queue_name) BETWEEN 1 AND 200),
+    -- The nodes' rule for a queue name (pgjq's limits.hpp), so that a placement names a queue a node can have.
+    queue_name    text    NOT NULL CHECK (queue_name ~ '^[a-z0-9_.-]{1,48}$'),
     partition     integer NOT NULL CHECK (partition BETWEEN 0 AND 1023),
     node          integer NOT NULL CHECK (node BETWEEN 0 AND 1023),
     draining_node integer CHECK (draining_node BETWEEN 0 AND 1023 AND draining_node <> node),

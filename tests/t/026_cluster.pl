@@ -34,6 +34,17 @@ for my $bad ('host=x user=postgres', 'postgresql://u:secret@x/db')
 }
 my ($ret, $out, $err);
 
+# The router spells the nodes' rules as they do: the job statuses, in their order, and what a queue name is.
+is($router->safe_psql('postgres', q{SELECT enum_range(NULL::pgjq.job_status)::text}),
+	$nodes[0]->safe_psql('postgres', q{SELECT enum_range(NULL::pgjq.job_status)::text}),
+	'the router has the job statuses of the nodes, in their order');
+for my $name ('a' x 48, 'a' x 49, 'Upper', 'q.ok-1_x')
+{
+	my ($node_ret) = $nodes[0]->psql('postgres', "BEGIN; SELECT pgjq.create_queue('$name'); ROLLBACK");
+	my ($router_ret) = $router->psql('postgres', "BEGIN; SELECT pgjq_router.place_queue('$name', ARRAY[0]); ROLLBACK");
+	is($router_ret == 0, $node_ret == 0, "the router takes a queue name as the nodes do: '$name' (" . ($node_ret == 0 ? 'taken' : 'refused') . ')');
+}
+
 # q1..q12: q1-q4 on node 0, q5-q8 on node 1, q9-q12 on node 2.
 my @queues = map { "q$_" } 1 .. 12;
 sub node_of { my ($q) = @_; return int((substr($q, 1) - 1) / 4); }

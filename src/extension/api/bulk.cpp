@@ -10,6 +10,7 @@
 // cancel through archive_jobs (core/lifecycle.hpp), so the depth counters, notifications, groups and
 // dependencies stay as exact as one job at a time would keep them.
 #include "core/api_function.hpp"
+#include "core/job_status.hpp"
 #include "core/lifecycle.hpp"
 #include "core/revive.hpp"
 #include "pg/args.hpp"
@@ -63,9 +64,6 @@ const plan_text k_delete = {
     "   ORDER BY id LIMIT $6 FOR UPDATE SKIP LOCKED))",
     6, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, INT4OID}};
 // clang-format on
-
-const char* const k_unfinished_statuses[] = {"waiting", "pending", "claimed", "running", nullptr};
-const char* const k_finished_statuses[] = {"completed", "failed", "cancelled", nullptr};
 
 // The filters every bulk operation takes, in the order of their arguments: queue_name, job_type, a time
 // range, then (cancel_jobs, delete_jobs) a status, and max_jobs last.

@@ -263,11 +263,11 @@ void return_rows(FunctionCallInfo fcinfo, uint64 rows)
 // lease before the queue's lease does).
 TimestampTz first_lease_end(uint64 rows)
 {
-    const int lease_column = 16;  // pgjq.jobs.lease_expires_at
     TimestampTz first = DT_NOEND;
     for (uint64 i = 0; i < rows; i++) {
         bool isnull;
-        Datum value = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, lease_column, &isnull);
+        Datum value =
+            SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, k_jobs_lease_expires_at_column, &isnull);
         if (!isnull && DatumGetTimestampTz(value) < first)
             first = DatumGetTimestampTz(value);
     }
@@ -280,15 +280,14 @@ TimestampTz first_lease_end(uint64 rows)
 uint64 run_leased_claim(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum* values, const char* nulls, job_key* last,
                         bool from_floor = false)
 {
-    const int id_column = 1, priority_column = 4;  // of pgjq.jobs
     uint64 n = from_floor ? run_plan_on_claim_index(plan, values, nulls) : run_plan(plan, values, nulls);
     if (n == 0)
         return 0;
     wake_maintenance_at_commit(first_lease_end(n), deadline_kind::lease_ends);
     bool isnull;
     HeapTuple last_row = SPI_tuptable->vals[n - 1];
-    last->id = DatumGetInt64(SPI_getbinval(last_row, SPI_tuptable->tupdesc, id_column, &isnull));
-    last->priority = DatumGetInt32(SPI_getbinval(last_row, SPI_tuptable->tupdesc, priority_column, &isnull));
+    last->id = DatumGetInt64(SPI_getbinval(last_row, SPI_tuptable->tupdesc, k_jobs_id_column, &isnull));
+    last->priority = DatumGetInt32(SPI_getbinval(last_row, SPI_tuptable->tupdesc, k_jobs_priority_column, &isnull));
     return_rows(fcinfo, n);
     return n;
 }

@@ -12,6 +12,39 @@
     alias ".last_error"
 // clang-format on
 
+namespace pgjq {
+
+// The position (from 1) of `column` in the select list `list`, whose items ", " separates; 0 when absent.
+// Evaluated by the compiler, so that the positions below come from the select list itself.
+constexpr int select_list_position(const char* list, const char* column)
+{
+    int position = 1;
+    for (const char* item = list;; position++) {
+        while (*item == ' ')
+            item++;
+        int i = 0;
+        while (column[i] != '\0' && item[i] == column[i])
+            i++;
+        if (column[i] == '\0' && (item[i] == ',' || item[i] == '\0'))
+            return position;
+        while (*item != ',' && *item != '\0')
+            item++;
+        if (*item == '\0')
+            return 0;
+        item++;
+    }
+}
+
+// Where a claim's result (PGJQ_LIVE_JOB_AS_VIEW_ROW) has the columns its caller reads.
+constexpr int k_jobs_id_column = select_list_position(PGJQ_LIVE_JOB_AS_VIEW_ROW("j"), "j.id");
+constexpr int k_jobs_priority_column = select_list_position(PGJQ_LIVE_JOB_AS_VIEW_ROW("j"), "j.priority");
+constexpr int k_jobs_lease_expires_at_column =
+    select_list_position(PGJQ_LIVE_JOB_AS_VIEW_ROW("j"), "j.lease_expires_at");
+static_assert(k_jobs_id_column > 0 && k_jobs_priority_column > 0 && k_jobs_lease_expires_at_column > 0,
+              "a column a claim reads is missing from PGJQ_LIVE_JOB_AS_VIEW_ROW");
+
+}  // namespace pgjq
+
 // The condition that the role in `param` holds the job (alias `alias`): it claimed it, or has the
 // privileges of the role that did. Jobs claimed before 0.2.0 recorded no role. From 0.2.0 only.
 // clang-format off

@@ -8,8 +8,9 @@
 
 namespace pgjq {
 
-// Queue names: 1 to 48 characters from a-z, 0-9, '_', '.', '-' (pgjq.queues' CHECK queue_name_format
-// says the same for direct writes).
+// Queue names: 1 to 48 characters from a-z, 0-9, '_', '.', '-'. The same rule stands where it cannot be
+// this constant: pgjq.queues' CHECK queue_name_format (for direct writes) and pgjq_router's placements (a
+// test holds the router to the nodes); the command line and the client leave it to the server.
 constexpr int k_queue_name_max = 48;
 // job_type, worker_id, unique_key, current_stage
 constexpr int k_max_name_bytes = 200;

@@ -1,8 +1,8 @@
-// cron.hpp: cron expressions, in pure C++ (no PostgreSQL header; see STYLE.md, "split the code in two
-// layers"): parsing, and the search for the next wall-clock time an expression allows. Wall-clock times are
+// cron.hpp: cron expressions, in pure C++ that includes no PostgreSQL header (CONTRIBUTING.md, "Layout"):
+// parsing, and the search for the next wall-clock time an expression allows. Wall-clock times are
 // calendar fields with no time zone; core/schedule_clock.hpp turns them into instants in a schedule's zone.
 //
-// The grammar (docs/schedules.md):
+// The grammar (docs/periodic-jobs.md):
 // - five fields, minute hour day-of-month month day-of-week, or six with a seconds field first. Each field
 //   is a list of elements separated by commas; an element is `*`, a number, a name (jan-dec in the month
 //   field, sun-sat in the day-of-week field, any case), a range `a-b`, and `*` or a range may take a step

@@ -5,8 +5,8 @@
 // leaves it claimed until its lease is recovered and it runs again, a lost heartbeat shortens its lease.
 // So unless pgjq.synchronous_worker_commit is on, such a transaction commits without waiting for its WAL
 // to be flushed (synchronous_commit = off for it alone); the WAL writer flushes it within a few
-// wal_writer_delay. A commit is a fixed cost of about 220 us of server CPU here (docs/benchmarks.md),
-// which bounds a drain at small claim batches. Enqueues, and any transaction block (BEGIN ... COMMIT),
+// wal_writer_delay. A commit is a fixed cost of a few hundred microseconds of server CPU (docs/benchmarks.md,
+// "Where the time goes"), which bounds a drain at small claim batches. Enqueues, and any transaction block (BEGIN ... COMMIT),
 // whose own writes may be the caller's, commit as the session says.
 #pragma once
 

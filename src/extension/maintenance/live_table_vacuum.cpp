@@ -17,8 +17,8 @@
 // Neither rule vacuums while the horizon (the oldest transaction a snapshot may still need) stands where it
 // stood at the last vacuum, unless that vacuum is a minute old: a snapshot held open keeps every row version
 // deleted since then, so another vacuum would scan the table and remove nothing, again at every round, while
-// the held-back history makes the claims slow already (measured at 1M jobs finished under a held snapshot:
-// see docs/benchmarks.md). The minute bounds what the rule can hold back that a vacuum could remove all the
+// the held-back history makes the claims slow already (docs/benchmarks.md, "Under a held snapshot").
+// The minute bounds what the rule can hold back that a vacuum could remove all the
 // same: rows of aborted transactions, pages the last vacuum could not prune, a vacuum that did not run.
 #include "maintenance/duty.hpp"
 #include "pg/catalog.hpp"

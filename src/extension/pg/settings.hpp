@@ -24,7 +24,7 @@ extern int max_databases;               // pgjq.max_databases (server start): da
 extern char* served_databases;          // pgjq.databases: databases the launcher serves ("" = all)
 
 // Developer settings, for comparing a fast path with the statement it replaces (and a way out should one be
-// suspected): on by default, left out of postgresql.conf.sample, each switched off by a test (CONTRIBUTING.md).
+// suspected): on by default, documented apart (docs/sql-api.md), each switched off by a test.
 extern bool claim_floors;           // pgjq.claim_floors: leased claims start from their queue's claim floor
 extern bool direct_claims;          // pgjq.direct_claims: leased claims through the table access method
 extern bool direct_completions;     // pgjq.direct_completions: jobs finished through the table access method

@@ -31,7 +31,7 @@ log "release metadata"
 # pgjq.control's default_version is the one home of the version; META.json and CHANGELOG.md follow it.
 meta=$(perl -MJSON::PP -e 'local $/; my $m = decode_json(<STDIN>); print "$m->{version} $m->{provides}{pgjq}{version} $m->{license}"' < META.json)
 [ "$meta" = "$version $version postgresql" ] || fail "META.json says '$meta', pgjq.control says $version"
-grep -q "^## $version\b" CHANGELOG.md || fail "CHANGELOG.md has no section for $version"
+grep -qE "^## \[$version\]" CHANGELOG.md || fail "CHANGELOG.md has no section for $version (## [$version] ...)"
 # Released install scripts are frozen: a database created from one must meet the same objects as the
 # upgrade steps after it expect. A change goes into the upgrade script of the version being built.
 while read -r released sum; do

@@ -7,6 +7,8 @@
 // released by the transaction's resource owner if one of them does.
 #include "core/direct_archive.hpp"
 
+#include "pg/compat.hpp"
+
 #include "core/announcements.hpp"
 #include "pg/catalog.hpp"
 #include "pg/settings.hpp"
@@ -102,7 +104,7 @@ bool plain_table(Relation rel)
     const TupleDesc desc = RelationGetDescr(rel);
     return rel->rd_rel->relkind == RELKIND_RELATION && rel->rd_rel->relam == HEAP_TABLE_AM_OID &&
         !rel->rd_rel->relispartition && !rel->rd_rel->relhassubclass && !rel->rd_rel->relrowsecurity &&
-        !(desc->constr != nullptr && desc->constr->has_generated_stored);
+        !compat::has_generated_columns(desc);
 }
 
 // No trigger fires on a DELETE from live_jobs (a foreign key referring to it would have one).
@@ -551,7 +553,7 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
     const Oid user = GetUserId();
     Relation live = table_open(live_relid, RowExclusiveLock);
     Relation finished = table_open(finished_relid, RowExclusiveLock);
-    const Oid primary_key_oid = RelationGetPrimaryKeyIndex(live);
+    const Oid primary_key_oid = compat::primary_key_index(live);
     if (!OidIsValid(primary_key_oid) || pg_class_aclcheck(live_relid, user, ACL_SELECT) != ACLCHECK_OK ||
         pg_class_aclcheck(live_relid, user, ACL_DELETE) != ACLCHECK_OK ||
         pg_class_aclcheck(finished_relid, user, ACL_INSERT) != ACLCHECK_OK) {
@@ -600,7 +602,7 @@ bool archive_directly(const archive_request& r, ArrayType* discarding, archived_
     CommandCounterIncrement();
     Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
     const CommandId cid = GetCurrentCommandId(true);
-    IndexScanDesc scan = index_beginscan(live, primary_key, snapshot, 1, 0);
+    IndexScanDesc scan = compat::begin_index_scan(live, primary_key, snapshot, 1);
     TupleTableSlot* job = table_slot_create(live, nullptr);
     // The history rows are written together, several to a page (insert_rows_with_entries).
     const int per_write = Max(1, Min(nids, k_rows_per_multi_insert));

@@ -7,6 +7,8 @@
 // snapshot and slots are released by the transaction's resource owner if one of them does.
 #include "core/direct_claim.hpp"
 
+#include "pg/compat.hpp"
+
 #include "pg/catalog.hpp"
 #include "tableam/claimed_versions.hpp"
 #include "tableam/prepared_cache.hpp"
@@ -116,7 +118,7 @@ prepared_claims* prepare_claims(Relation rel, Relation* indexes, int nindexes)
     Oid status_type;
     p->direct = rel->rd_rel->relkind == RELKIND_RELATION && rel->rd_rel->relam == HEAP_TABLE_AM_OID &&
         !rel->rd_rel->relispartition && !rel->rd_rel->relrowsecurity && update_triggers_known(rel->trigdesc) &&
-        !(desc->constr != nullptr && desc->constr->has_generated_stored) &&
+        !compat::has_generated_columns(desc) &&
         find_known_columns(desc, k_columns, k_claim_columns, p->at, &status_type);
     if (!p->direct)
         return p;
@@ -402,7 +404,7 @@ int64 claim_directly(FunctionCallInfo fcinfo, const direct_claim_request& r, job
     ScanKeyEntryInitialize(&keys[2], 0, 3, BTGreaterEqualStrategyNumber, InvalidOid, InvalidOid, F_INT8GE,
                            Int64GetDatum(r.floor.id));
     const int nkeys = r.from_floor ? 3 : 1;
-    IndexScanDesc scan = index_beginscan(rel, claim_index, snapshot, nkeys, 0);
+    IndexScanDesc scan = compat::begin_index_scan(rel, claim_index, snapshot, nkeys);
     index_rescan(scan, keys, nkeys, nullptr, 0);
     TupleTableSlot* job = table_slot_create(rel, nullptr);
     TupleTableSlot* claimed = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);

@@ -6,6 +6,8 @@
 // that runs the command: with shared_preload_libraries it is in every session.
 #include "maintenance/database_commands.hpp"
 
+#include "pg/compat.hpp"
+
 #include "maintenance/shared_state.hpp"
 
 namespace {
@@ -109,7 +111,7 @@ database_command before_database_command(Node* stmt)
     // anyone else's command is left to PostgreSQL's own refusal, so that it cannot be used to make the
     // worker leave and keep a database without maintenance. (A non-owner's copy of a template database
     // that a worker serves is refused as "being accessed by other users", as without pgjq.)
-    if (OidIsValid(dboid) && !pg_database_ownercheck(dboid, GetUserId()))
+    if (OidIsValid(dboid) && !compat::owns_database(dboid, GetUserId()))
         dboid = InvalidOid;
     if (!OidIsValid(dboid))
         return {InvalidOid, false, false};

@@ -21,7 +21,9 @@
 // The minute bounds what the rule can hold back that a vacuum could remove all the
 // same: rows of aborted transactions, pages the last vacuum could not prune, a vacuum that did not run.
 #include "maintenance/duty.hpp"
+
 #include "pg/catalog.hpp"
+#include "pg/compat.hpp"
 
 namespace {
 
@@ -67,8 +69,8 @@ bool vacuum_live_jobs_if_needed(bool jobs_moved)
     }
     if (!needed && OidIsValid(relid)) {
         PgStat_StatTabEntry* stats = pgstat_fetch_stat_tabentry(relid);
-        needed = stats != nullptr && stats->n_dead_tuples >= k_min_dead_rows &&
-            stats->n_dead_tuples >= stats->n_live_tuples / 10;
+        needed = stats != nullptr && compat::dead_tuples(stats) >= k_min_dead_rows &&
+            compat::dead_tuples(stats) >= compat::live_tuples(stats) / 10;
     }
     // Another vacuum (autovacuum's, say) holds the table: skip this turn quietly, where vacuum() itself
     // would log a WARNING every 100 ms.
@@ -108,8 +110,8 @@ bool vacuum_live_jobs_if_needed(bool jobs_moved)
     params.log_min_duration = -1;
     params.index_cleanup = VACOPTVALUE_AUTO;
     params.truncate = VACOPTVALUE_DISABLED;
-    params.nworkers = -1;                       // no parallel workers for a table this small
-    vacuum(relations, &params, nullptr, true);  // commits our transaction, ends having started a new one
+    params.nworkers = -1;                            // no parallel workers for a table this small
+    compat::vacuum_from_worker(relations, &params);  // commits our transaction, ends having started a new one
     // Only a vacuum that returned counts (an ERROR skips this).
     s_vacuumed_relid = relid;
     s_vacuumed_horizon = horizon;

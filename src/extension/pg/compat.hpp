@@ -29,9 +29,10 @@ inline Oid relation_file_number(Relation rel)
 #endif
 }
 
-// table_tuple_update, answering whether the new version needs index entries of its own (false for a HOT
-// update). PG16 (commit 19d8e2308bc) turned the flag into TU_UpdateIndexes, which can also ask for the
-// summarizing indexes alone; pgjq's writers insert into every index whenever it is not TU_None.
+// table_tuple_update, answering whether the new version needs entries in the b-tree indexes (false for a
+// HOT update). PG16 (commit 19d8e2308bc) turned the flag into TU_UpdateIndexes, whose TU_Summarizing asks
+// for entries in the summarizing indexes (BRIN) alone. pgjq's direct writers write through b-tree indexes
+// only (a table with another kind takes the statement), so only TU_All asks them for entries.
 inline TM_Result update_tuple(Relation rel, ItemPointer tid, TupleTableSlot* slot, CommandId cid, Snapshot snapshot,
                               bool wait, TM_FailureData* failure, bool* insert_entries)
 {
@@ -40,7 +41,7 @@ inline TM_Result update_tuple(Relation rel, ItemPointer tid, TupleTableSlot* slo
     TU_UpdateIndexes update_indexes;
     TM_Result result =
         table_tuple_update(rel, tid, slot, cid, snapshot, InvalidSnapshot, wait, failure, &lock_mode, &update_indexes);
-    *insert_entries = result == TM_Ok && update_indexes != TU_None;
+    *insert_entries = result == TM_Ok && update_indexes == TU_All;
 #else
     bool update_indexes;
     TM_Result result =
@@ -99,5 +100,117 @@ inline void unpin_search_path(int token)
     AtEOXact_GUC(true, token);
 }
 #endif
+
+// This backend's number among the server's processes: small, stable while it lives, and reused once it exits.
+// PG17 (commits ab355e3a88d, 024c5211175) replaced MyBackendId (from 1, the lowest free number first) with
+// MyProcNumber (from 0, the number released longest ago first).
+inline int backend_number()
+{
+#if PG_VERSION_NUM >= 170000
+    return MyProcNumber;
+#else
+    return MyBackendId;
+#endif
+}
+
+// Whether `role` owns database `dboid` (or is a superuser). PG16 (commit afbfc02983f) folded
+// pg_database_ownercheck into object_ownercheck.
+inline bool owns_database(Oid dboid, Oid role)
+{
+#if PG_VERSION_NUM >= 160000
+    return object_ownercheck(DatabaseRelationId, dboid, role);
+#else
+    return pg_database_ownercheck(dboid, role);
+#endif
+}
+
+// index_beginscan with no instrumentation and no ORDER BY keys. PG18 (commit 0fbceae841c) added the
+// instrumentation argument.
+inline IndexScanDesc begin_index_scan(Relation heap, Relation index, Snapshot snapshot, int nkeys)
+{
+#if PG_VERSION_NUM >= 180000
+    return index_beginscan(heap, index, snapshot, nullptr, nkeys, 0);
+#else
+    return index_beginscan(heap, index, snapshot, nkeys, 0);
+#endif
+}
+
+// The relation's primary key index, InvalidOid when it has none or (from PG18) only a deferrable one.
+// PG18 (commit 14e87ffa5c5) added deferrable_ok, and keeps a deferrable primary key in rd_pkindex, which
+// code must therefore not read directly.
+inline Oid primary_key_index(Relation rel)
+{
+#if PG_VERSION_NUM >= 180000
+    return RelationGetPrimaryKeyIndex(rel, false);
+#else
+    return RelationGetPrimaryKeyIndex(rel);
+#endif
+}
+
+// The statistics' estimate of a table's dead and live row versions. PG16 (commit 83a1a1b5664) renamed
+// n_dead_tuples and n_live_tuples.
+inline PgStat_Counter dead_tuples(const PgStat_StatTabEntry* stats)
+{
+#if PG_VERSION_NUM >= 160000
+    return stats->dead_tuples;
+#else
+    return stats->n_dead_tuples;
+#endif
+}
+
+inline PgStat_Counter live_tuples(const PgStat_StatTabEntry* stats)
+{
+#if PG_VERSION_NUM >= 160000
+    return stats->live_tuples;
+#else
+    return stats->n_live_tuples;
+#endif
+}
+
+// Whether the table has generated columns, which only a statement computes. PG18 (commit 83ea6c54025) added
+// virtual ones (the default kind from then on), stored as NULL and computed when read.
+inline bool has_generated_columns(TupleDesc desc)
+{
+    if (desc->constr == nullptr)
+        return false;
+#if PG_VERSION_NUM >= 180000
+    return desc->constr->has_generated_stored || desc->constr->has_generated_virtual;
+#else
+    return desc->constr->has_generated_stored;
+#endif
+}
+
+// Vacuums `relations` (each table and its TOAST table) from a background worker, the way autovacuum vacuums
+// a table: through a ring of buffers, not the whole of shared_buffers. The caller fills `params` as 15 has
+// them. What later majors changed, each set here deliberately:
+// - PG16 (commit 4211fbd8413): vacuum skips the table itself unless VACOPT_PROCESS_MAIN is set;
+// - PG16 (commits b9b125b9c14, 1cbbee03385): the caller passes vacuum's memory context, and a NULL strategy
+//   means no ring at all, where 15 made one; the ring is VacuumBufferUsageLimit, as autovacuum's;
+// - PG17 (commit ecb0fd33720): toast_parent, InvalidOid for a table vacuumed by its own name;
+// - PG18 (commit 052026c9b90): max_eager_freeze_failure_rate, whose 0 turns eager freezing off; the server's
+//   setting, as a VACUUM or autovacuum takes it.
+// The database's frozen-xid statistics are updated after each vacuum, as 15 does (no SKIP_DATABASE_STATS).
+inline void vacuum_from_worker(List* relations, VacuumParams* params)
+{
+#if PG_VERSION_NUM >= 160000
+    params->options |= VACOPT_PROCESS_MAIN;
+#endif
+#if PG_VERSION_NUM >= 170000
+    params->toast_parent = InvalidOid;
+#endif
+#if PG_VERSION_NUM >= 180000
+    params->max_eager_freeze_failure_rate = vacuum_max_eager_freeze_failure_rate;
+#endif
+#if PG_VERSION_NUM >= 160000
+    MemoryContext vacuum_context = AllocSetContextCreate(PortalContext, "pgjq vacuum", ALLOCSET_DEFAULT_SIZES);
+    MemoryContext caller = MemoryContextSwitchTo(vacuum_context);
+    BufferAccessStrategy ring = GetAccessStrategyWithSize(BAS_VACUUM, VacuumBufferUsageLimit);
+    MemoryContextSwitchTo(caller);
+    vacuum(relations, params, ring, vacuum_context, true);
+    MemoryContextDelete(vacuum_context);
+#else
+    vacuum(relations, params, nullptr, true);
+#endif
+}
 
 }  // namespace pgjq::compat

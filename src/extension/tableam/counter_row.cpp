@@ -30,14 +30,14 @@ bool counter_columns(TupleDesc desc, bool with_finished, AttrNumber columns[4])
 }
 
 // The primary key (queue_name, slot), when it is the table's only index and nothing else would see an
-// UPDATE statement that the table access method does not: a trigger on update, a CHECK constraint, row
-// security, a read-only transaction (whose refusal the statement raises). InvalidOid otherwise.
+// UPDATE statement that the table access method does not: a trigger on update, a CHECK constraint, a generated
+// column, row security, a read-only transaction (whose refusal the statement raises). InvalidOid otherwise.
 Oid in_place_index(Relation rel)
 {
     if (XactReadOnly || rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity)
         return InvalidOid;
     const TupleConstr* constraints = RelationGetDescr(rel)->constr;
-    if (constraints != nullptr && constraints->num_check > 0)
+    if ((constraints != nullptr && constraints->num_check > 0) || compat::has_generated_columns(RelationGetDescr(rel)))
         return InvalidOid;
     const TriggerDesc* triggers = rel->trigdesc;
     if (triggers != nullptr &&
@@ -45,10 +45,11 @@ Oid in_place_index(Relation rel)
          triggers->trig_update_before_statement || triggers->trig_update_after_statement ||
          triggers->trig_update_new_table || triggers->trig_update_old_table))
         return InvalidOid;
-    List* indexes = RelationGetIndexList(rel);  // also loads rd_pkindex
-    const bool only_the_key = list_length(indexes) == 1 && linitial_oid(indexes) == rel->rd_pkindex;
+    List* indexes = RelationGetIndexList(rel);
+    const Oid primary_key = compat::primary_key_index(rel);
+    const bool only_the_key = list_length(indexes) == 1 && linitial_oid(indexes) == primary_key;
     list_free(indexes);
-    return only_the_key ? rel->rd_pkindex : InvalidOid;
+    return only_the_key ? primary_key : InvalidOid;
 }
 
 bool key_is_queue_and_slot(Relation rel, Relation index)
@@ -200,7 +201,7 @@ counter_write add_to_counter_row(Oid relid, const char* queue_name, int16 slot, 
                                CStringGetTextDatum(queue_name));
         ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid, InvalidOid, F_INT2EQ,
                                Int16GetDatum(slot));
-        IndexScanDesc scan = index_beginscan(rel, index, snapshot, 2, 0);
+        IndexScanDesc scan = compat::begin_index_scan(rel, index, snapshot, 2);
         index_rescan(scan, keys, 2, nullptr, 0);
         found = index_getnext_slot(scan, ForwardScanDirection, current);
         index_endscan(scan);

@@ -78,8 +78,7 @@ bool table_allows_direct(Relation rel, const row_shape& shape, AttrNumber* given
 {
     TupleDesc desc = RelationGetDescr(rel);
     if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relispartition || rel->rd_rel->relrowsecurity ||
-        has_insert_triggers(rel->trigdesc) || (desc->constr != nullptr && desc->constr->has_generated_stored) ||
-        has_domain_column(desc))
+        has_insert_triggers(rel->trigdesc) || compat::has_generated_columns(desc) || has_domain_column(desc))
         return false;
     for (int i = 0; i < shape.ncolumns; i++) {
         given_at[i] = attribute_named(desc, shape.columns[i].name, shape.columns[i].type);

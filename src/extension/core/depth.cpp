@@ -3,8 +3,6 @@
 // subtransaction what it added.
 #include "core/depth.hpp"
 
-#include "pg/compat.hpp"
-
 #include "core/enqueue_counts.hpp"
 #include "pg/catalog.hpp"
 #include "pg/commit_work.hpp"
@@ -288,16 +286,6 @@ void follow_subtransaction(bool aborted, SubTransactionId sub, SubTransactionId 
 }  // namespace
 
 namespace pgjq {
-
-int16 depth_slot()
-{
-    if (forced_depth_slot >= 0)
-        return static_cast<int16>(forced_depth_slot);
-    // Backend ids are handed out lowest-free first, so up to 16 sessions connected at once get slots of
-    // their own; with the process id, two of four workers shared a slot one time in three and then
-    // waited for each other's commit on the counter row.
-    return static_cast<int16>(compat::backend_number() % k_depth_slots);
-}
 
 bool reserve_depth(Datum queue_name, int64 count)
 {

@@ -15,6 +15,7 @@
 // extra to keep and 16 rows to read, whatever the history holds.
 #pragma once
 
+#include "core/depth_slots.hpp"
 #include "pg/pg.hpp"
 
 namespace pgjq {
@@ -23,9 +24,6 @@ namespace pgjq {
 struct finished_counts {
     int64 completed, failed, cancelled;
 };
-
-// The counter slot this backend writes.
-int16 depth_slot();
 
 // Reserves room for `count` jobs in the queue, against its max_pending. Granted: true, with SPI_tuptable
 // holding the queue's (max_attempts, fifo). False when the queue is full or does not exist. Requires an

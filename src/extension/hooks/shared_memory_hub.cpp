@@ -6,6 +6,7 @@
 #include "hooks/hubs.hpp"
 
 #include "core/claim_floor.hpp"
+#include "core/depth_slots.hpp"
 #include "core/enqueue_counts.hpp"
 #include "core/latency.hpp"
 #include "maintenance/shared_memory.hpp"
@@ -17,7 +18,8 @@ namespace {
 using namespace pgjq;
 
 const shared_region* const k_regions[] = {
-    &k_worker_state_region, &k_relay_region, &k_latency_region, &k_enqueue_counts_region, &k_claim_floors_region,
+    &k_worker_state_region,   &k_relay_region,        &k_latency_region,
+    &k_enqueue_counts_region, &k_claim_floors_region, &k_depth_slots_region,
 };
 
 shmem_request_hook_type s_previous_request = nullptr;

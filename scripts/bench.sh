@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 if [ -z "${PGJQ_BENCH_INNER:-}" ]; then
-  ensure_packages gnuplot-nox postgresql-15-plproxy
+  ensure_packages gnuplot-nox "postgresql-$PGJQ_PG_MAJOR-plproxy"
   PGJQ_BENCH_OUT=${PGJQ_BENCH_OUT:-$PWD/build/bench}
   mkdir -p "$PGJQ_BENCH_OUT"
   export PGJQ_BENCH_OUT PGJQ_BENCH_INNER=1

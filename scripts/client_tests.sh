@@ -26,7 +26,11 @@ start_cluster "$cluster" "track_functions = 'all'" "log_min_messages = warning"
 log "cluster up: $PGJQ_CONNINFO"
 "$STAGE_BIN/psql" -X -q -v ON_ERROR_STOP=1 -d "$PGJQ_CONNINFO" -c 'CREATE EXTENSION pgjq'
 # One server session per database and user: every pooled client of a test shares it, as on a busy pool.
-start_pgbouncer "$cluster" "default_pool_size = 1"
+# PgBouncer 1.21 and later track protocol-level prepared statements by default, which PgBouncer 1.18
+# (Debian 12) cannot: tests/client/test_pooler.cpp means the plain shared pool that every version offers.
+pooler_settings=("default_pool_size = 1")
+pgbouncer_tracks_prepared_statements && pooler_settings+=("max_prepared_statements = 0")
+start_pgbouncer "$cluster" "${pooler_settings[@]}"
 log "PgBouncer (transaction pooling) up: $PGJQ_POOLED_CONNINFO"
 
 export PGJQ_TEST_PGCTL=$STAGE_BIN/pg_ctl

@@ -1,7 +1,33 @@
 # Shared shell helpers for scripts/*.sh: dependency install, the unprivileged re-exec, throwaway clusters.
 # Sourced, never run. Everything here is idempotent.
 
-PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-15 postgresql-server-dev-15 libpq-dev
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# The Debian release that ships each PostgreSQL major pgjq is tested on (scripts/chroot.sh makes the others).
+debian_suite_of_major() {
+  case $1 in 15) echo bookworm ;; 17) echo trixie ;; 18) echo forky ;; *) return 1 ;; esac
+}
+# The PostgreSQL major this machine builds and tests against: the one its Debian release ships (`postgresql`
+# depends on it), or PGJQ_PG_MAJOR. Found, not assumed, so that the same commands work on Debian 12 and 13.
+pg_major() {
+  if [ -n "${PGJQ_PG_MAJOR:-}" ]; then echo "$PGJQ_PG_MAJOR"; return; fi
+  local codename m
+  codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+  for m in 15 17 18; do
+    [ "$(debian_suite_of_major "$m")" = "$codename" ] && { echo "$m"; return; }
+  done
+  m=$(apt-cache depends postgresql 2>/dev/null | sed -n 's/.*Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -n 1)
+  [ -n "$m" ] || die "cannot tell which PostgreSQL this system ships: set PGJQ_PG_MAJOR"
+  echo "$m"
+}
+PGJQ_PG_MAJOR=$(pg_major)
+export PGJQ_PG_MAJOR
+# Every script and make builds against that major (Debian's pg_config would take the newest one installed).
+[ -z "${PG_CONFIG:-}" ] && [ -x "/usr/lib/postgresql/$PGJQ_PG_MAJOR/bin/pg_config" ] &&
+  export PG_CONFIG=/usr/lib/postgresql/$PGJQ_PG_MAJOR/bin/pg_config
+
+PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-$PGJQ_PG_MAJOR postgresql-server-dev-$PGJQ_PG_MAJOR libpq-dev
                libboost-test-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libipc-run-perl cmake binutils
                clang-format)
 # Only the tests need these: the pooler of tests/client/test_pooler.cpp, the fuzzer of scripts/fuzz.sh,
@@ -9,10 +35,8 @@ PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-15 postgresql-server-dev-15 l
 # Chromium with chromedriver and Selenium (scripts/web_tests.sh drives the dashboard in a real browser).
 # scripts/test.sh installs them before it gives up root; each script also asks for its own.
 PGJQ_TEST_PACKAGES=(pgbouncer sqlsmith prometheus prometheus-postgres-exporter python3-psycopg
-                    chromium chromium-driver python3-selenium postgresql-15-plproxy)
+                    chromium chromium-driver python3-selenium postgresql-$PGJQ_PG_MAJOR-plproxy)
 
-log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
-die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # Installs the Debian packages that are missing: with apt-get as root, with `sudo -n` otherwise.
 ensure_packages() {
@@ -56,7 +80,7 @@ reexec_unprivileged() {
     bash "$work/src/scripts/$script" "$@"
 }
 
-pg_bindir() { pg_config --bindir; }
+pg_bindir() { "${PG_CONFIG:-pg_config}" --bindir; }
 
 # Stages the extension (scripts/stage.sh; sets and exports STAGE_DIR and STAGE_BIN) and builds build/pgjq,
 # for the suites that run the command line against a cluster.
@@ -87,7 +111,9 @@ start_cluster() {
     echo "max_connections = 50"
     printf '%s\n' "$@"
   } >> "$dir/data/postgresql.conf"
-  "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
+  # 8>&- 9>&-: the server must not hold the locks of the script that started it (reexec_unprivileged,
+  # scripts/chroot.sh), or one a failed test leaves running would keep the next run waiting.
+  "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null 8>&- 9>&- \
     || { cat "$dir/server.log" >&2; die "the throwaway cluster did not start"; }
   PGJQ_CONNINFO="host=$sock port=5432 user=postgres dbname=postgres"
   export PGJQ_CONNINFO
@@ -115,10 +141,18 @@ start_pgbouncer() {
     echo "pidfile = $dir/pgbouncer.pid"
     local line; for line in "$@"; do echo "$line"; done
   } > "$dir/pgbouncer.ini"
-  /usr/sbin/pgbouncer -q -d "$dir/pgbouncer.ini" || die "pgbouncer failed to start (see $dir/pgbouncer.log)"
+  /usr/sbin/pgbouncer -q -d "$dir/pgbouncer.ini" 8>&- 9>&- || die "pgbouncer failed to start (see $dir/pgbouncer.log)"
   export PGJQ_POOLED_CONNINFO="host=$sock port=6432 user=postgres dbname=postgres"
   local i; for i in $(seq 50); do [ -S "$sock/.s.PGSQL.6432" ] && return 0; sleep 0.1; done
   die "pgbouncer did not open its socket (see $dir/pgbouncer.log)"
+}
+
+# Whether this PgBouncer tracks prepared statements across server sessions (1.21 and later).
+pgbouncer_tracks_prepared_statements() {
+  local v; v=$(/usr/sbin/pgbouncer --version 2>/dev/null | sed -n 's/^PgBouncer \([0-9]*\)\.\([0-9]*\).*/\1 \2/p' | head -n 1)
+  [ -n "$v" ] || return 1
+  set -- $v
+  [ "$1" -gt 1 ] || { [ "$1" -eq 1 ] && [ "$2" -ge 21 ]; }
 }
 
 stop_pgbouncer() {

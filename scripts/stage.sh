@@ -4,8 +4,10 @@
 # binaries are copied (PG15 resolves symlinks) and everything else is linked to the system installation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 stage=${STAGE_DIR:-$PWD/build/stage}
-bindir=$(pg_config --bindir); libdir=$(pg_config --pkglibdir); sharedir=$(pg_config --sharedir)
+pg_config=${PG_CONFIG:-pg_config}
+bindir=$($pg_config --bindir); libdir=$($pg_config --pkglibdir); sharedir=$($pg_config --sharedir)
 
 export PGJQ_EXTENSION_ONLY=1
 make -s all

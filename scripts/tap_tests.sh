@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-ensure_packages prometheus prometheus-postgres-exporter postgresql-15-plproxy   # while root may still install them
+ensure_packages prometheus prometheus-postgres-exporter "postgresql-$PGJQ_PG_MAJOR-plproxy"   # while root may still install them
 reexec_unprivileged tap_tests.sh "$@"
 ensure_packages
 

@@ -17,7 +17,8 @@ bash scripts/stage.sh >/dev/null
 python=/usr/bin/python3   # Debian's, which has python3-psycopg (another python3 on PATH may not)
 
 cluster=$PWD/build/examples-tests
-trap 'stop_cluster "$cluster"' EXIT
+worker=
+trap 'if [ -n "$worker" ]; then kill "$worker" 2>/dev/null || true; fi; stop_cluster "$cluster"' EXIT
 start_cluster "$cluster" "shared_preload_libraries = 'pgjq'" "log_min_messages = warning"
 psql=("$STAGE_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$PGJQ_CONNINFO")
 "${psql[@]}" -c "CREATE EXTENSION pgjq" -c "SELECT pgjq.create_queue('examples', max_attempts => 1)" >/dev/null
@@ -38,7 +39,7 @@ log "Python: a worker waiting on LISTEN is woken by an enqueue and stops on SIGT
 worker=$!
 sleep 1
 "$python" examples/python/producer.py "$PGJQ_CONNINFO" 1 >/dev/null   # order 1 exists: a second job for it
-for _ in $(seq 50); do grep -q completed "$cluster/listening.out" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q completed "$cluster/listening.out" && break; sleep 0.1; done   # 30 s: a busy machine
 grep -q completed "$cluster/listening.out" || fail "the listening worker did not take the new job"
 kill -TERM "$worker"
 for _ in $(seq 100); do kill -0 "$worker" 2>/dev/null || break; sleep 0.1; done

@@ -69,10 +69,11 @@ def work(conn, exit_when_idle: bool) -> None:
                 result = handle(job_type, payload)
             except Exception as e:  # the handler's failure, recorded on the job
                 report(conn, "SELECT pgjq.fail(%s, %s, %s)", (job_id, WORKER_ID, f"{type(e).__name__}: {e}"))
-                print(f"job {job_id} failed: {e}")
+                # flushed: a worker's log is read while it runs (by its supervisor, or the examples test)
+                print(f"job {job_id} failed: {e}", flush=True)
             else:
                 report(conn, "SELECT pgjq.complete(%s, %s, %s)", (job_id, WORKER_ID, Jsonb(result)))
-                print(f"job {job_id} completed: {json.dumps(result)}")
+                print(f"job {job_id} completed: {json.dumps(result)}", flush=True)
         if jobs:
             continue  # there may be more: claim again before sleeping
         if exit_when_idle:

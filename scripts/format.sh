@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-ensure_packages
+ensure_packages clang-format
 
 mapfile -t files < <(git ls-files 2>/dev/null | grep -E '^(src|tests)/.*\.(cpp|hpp)$' ||
                      find src tests -name '*.cpp' -o -name '*.hpp')

@@ -28,14 +28,17 @@ export PGJQ_PG_MAJOR
   export PG_CONFIG=/usr/lib/postgresql/$PGJQ_PG_MAJOR/bin/pg_config
 
 PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-$PGJQ_PG_MAJOR postgresql-server-dev-$PGJQ_PG_MAJOR libpq-dev
-               libboost-test-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libipc-run-perl cmake binutils
-               clang-format)
+               libboost-test-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libipc-run-perl cmake binutils)
 # Only the tests need these: the pooler of tests/client/test_pooler.cpp, the fuzzer of scripts/fuzz.sh,
-# Prometheus's promtool and postgres_exporter (tests/t/023, 024), psycopg (scripts/examples_tests.sh), and
-# Chromium with chromedriver and Selenium (scripts/web_tests.sh drives the dashboard in a real browser).
-# scripts/test.sh installs them before it gives up root; each script also asks for its own.
+# Prometheus's promtool and postgres_exporter (tests/t/023, 024), psycopg (scripts/examples_tests.sh) and
+# PL/Proxy (the cluster tests). scripts/test.sh installs them before it gives up root; each script also asks
+# for its own.
 PGJQ_TEST_PACKAGES=(pgbouncer sqlsmith prometheus prometheus-postgres-exporter python3-psycopg
-                    chromium chromium-driver python3-selenium postgresql-$PGJQ_PG_MAJOR-plproxy)
+                    postgresql-$PGJQ_PG_MAJOR-plproxy)
+# And these for the suites that run once, on this system only (scripts/test.sh): clang-format
+# (scripts/format.sh), and Chromium with chromedriver and Selenium (scripts/web_tests.sh drives the dashboard
+# in a real browser).
+PGJQ_ONCE_TEST_PACKAGES=(clang-format chromium chromium-driver python3-selenium)
 
 
 # Installs the Debian packages that are missing: with apt-get as root, with `sudo -n` otherwise.
@@ -51,8 +54,10 @@ ensure_packages() {
     sudo=(sudo -n)
   fi
   log "installing ${missing[*]}"
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # One apt at a time: scripts/test.sh runs several scripts at once, and apt-get fails on a held lock.
+  "${sudo[@]}" flock -w 1800 /var/lock/pgjq-apt.lock bash -c '
+    env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null' apt "${missing[@]}"
 }
 
 # PostgreSQL refuses to run as root. When root, copy the source tree to a directory owned by the

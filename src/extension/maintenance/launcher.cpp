@@ -12,8 +12,9 @@
 //   one (core/deadlines.hpp) or has notifications that no worker relays (notification_relay.cpp);
 // - pgjq.restart_delay after a worker exited with an error or was terminated;
 // - pgjq.launcher_naptime after a worker found the extension missing.
-// Databases whose time has come are started most urgent first while fewer than pgjq.max_maintenance_workers run; the
-// others wait, and running workers leave after their round unless their own work is urgent. A worker
+// Databases whose time has come are started most urgent first (a waiting one by when it began to wait) while
+// fewer than pgjq.max_maintenance_workers run; the others wait, and running workers leave after their round
+// unless their own work is urgent, and in any case after pgjq.maintenance_turn. A worker
 // leaves by itself after pgjq.maintenance_idle_timeout without work. Workers it starts are never restarted by
 // the postmaster: the launcher restarts them itself, and only while their database still exists. The
 // launcher wakes when one of its workers exits (bgw_notify_pid), when a backend reports a deadline earlier
@@ -138,7 +139,8 @@ launched* launched_entry(Oid dboid)
 struct candidate {
     int db;  // index in the pass's database list
     TimestampTz due;
-    bool requested_only;  // due only because a transaction asked (it notified by itself meanwhile)
+    bool requested_only;   // due only because a transaction asked (it notified by itself meanwhile)
+    TimestampTz must_run;  // when something must happen there by a time (a lease ends, a job or schedule falls due)
 };
 
 int by_urgency(const void* a, const void* b)
@@ -196,9 +198,14 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
         if (slot->pid != 0 || slot->disabled)
             continue;
         TimestampTz due = next_service(slot, now, nullptr);
-        bool requested_only = due <= now && next_service(slot, now, nullptr, false) > now && !slot->relay_orphaned;
+        TimestampTz must_run = next_service(slot, now, nullptr, false);
+        bool requested_only = due <= now && must_run > now && !slot->relay_orphaned;
+        // A database that waits for a worker ranks by when it began to wait: a busy database whose worker
+        // has just left is due again at once, and must not go before it.
+        if (due != DT_NOEND && slot->waiting_since != 0 && slot->waiting_since < due)
+            due = slot->waiting_since;
         if (due != DT_NOEND)
-            candidates[ncandidates++] = {i, due, requested_only};
+            candidates[ncandidates++] = {i, due, requested_only, must_run};
     }
     LWLockRelease(&state->lock);
     if (untracked)
@@ -219,9 +226,12 @@ TimestampTz launcher_pass(worker_shared* state, MemoryContext pass_context)
         launched* entry = launched_entry(db->oid);
         if (free_workers <= 0 || registration_failed || entry == nullptr) {
             // A database whose transactions notify by themselves loses only the relay's batching: it takes
-            // a free worker, but makes none leave (which would churn processes between busy databases).
+            // a free worker, but makes none leave (which would churn processes between busy databases)
+            // until what must happen there by a time falls due: the next pass is planned for then.
             if (!candidates[c].requested_only)
                 waiting_oids[waiting++] = db->oid;
+            else if (candidates[c].must_run < next)
+                next = candidates[c].must_run;
             continue;
         }
         // The handle is the launcher's for as long as the worker lives: keep it out of pass_context.

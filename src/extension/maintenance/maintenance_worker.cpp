@@ -42,12 +42,13 @@ TimestampTz s_retry_at[k_max_duties];
 int32 s_failures_in_row[k_max_duties];
 TimestampTz s_deadline[k_max_duties];  // when each duty next has work due (duty_outcome::deadline)
 TimestampTz s_last_busy = 0;           // the last round in which a duty handled anything
+TimestampTz s_serving_since = 0;       // when this worker took its database's slot: its turn began
 bool s_announce_everything = false;    // notifications may have been lost with another ring: say so
 bool s_leaving = false;                // exiting on purpose (idle, or to let other databases be served)
 char s_server_synchronous_commit[32];  // the server's synchronous_commit, which the worker overrides
 
-// A worker whose database's next deadline is this close stays even when others wait: leaving and
-// coming back would cost more than serving it.
+// A worker whose database's next deadline is this close stays when others wait, until its turn ends
+// (pgjq.maintenance_turn): leaving and coming back would cost more than serving it.
 constexpr int k_urgent_ms = 250;
 
 // SIGTERM: `die` as usual, and remember it so that a worker the postmaster would restart (one started
@@ -394,15 +395,20 @@ TimestampTz run_round(maintenance_round& round)
     int waiting = state->waiting;
     LWLockRelease(&state->lock);
 
-    // Serving in turn: a worker the launcher started leaves when nothing is due here for a while, or at
-    // once when other databases wait for a worker and nothing here is urgent. It comes back (a new
+    // Serving in turn: a worker the launcher started leaves when nothing is due here for a while. When other
+    // databases wait for a worker it leaves after this round if nothing here is urgent, and in any case once
+    // it has served for pgjq.maintenance_turn: a database whose work never pauses must not keep a worker
+    // from the others for good (the launcher serves the one that has waited longest). It comes back (a new
     // process) at the deadline it left, or when a transaction needs it.
     if (s_by_launcher && writable) {
         bool idle = TimestampDifferenceExceeds(s_last_busy, done, maintenance_idle_timeout_s * 1000) &&
             TimestampDifferenceExceeds(done, deadline, maintenance_idle_timeout_s * 1000);
-        bool yield = waiting > 0 && TimestampDifferenceExceeds(done, deadline, k_urgent_ms);
+        TimestampTz turn_ends = TimestampTzPlusMilliseconds(s_serving_since, maintenance_turn_ms);
+        bool yield = waiting > 0 && (done >= turn_ends || TimestampDifferenceExceeds(done, deadline, k_urgent_ms));
         if (idle || yield)
             leave(yield ? "other databases wait for a worker" : "idle");
+        if (waiting > 0 && turn_ends < wake)
+            wake = turn_ends;  // to leave when the turn ends, even if nothing here wakes it
     }
     return wake;
 }
@@ -418,7 +424,7 @@ void maintenance_main(Datum main_arg)
 
     if (!claim_slot())
         proc_exit(0);
-    s_last_busy = GetCurrentTimestamp();
+    s_last_busy = s_serving_since = GetCurrentTimestamp();
     for (int i = 0; i < k_max_duties; i++)
         s_deadline[i] = DT_NOEND;
     before_shmem_exit(release_slot, (Datum) 0);

@@ -20,6 +20,7 @@ int prune_batch_size = 1000;
 int restart_delay_s = 1;
 int max_maintenance_workers = 2;
 int maintenance_idle_timeout_s = 10;
+int maintenance_turn_ms = 1000;
 int max_databases = 256;
 char* served_databases = nullptr;
 char* test_failing_duty = nullptr;
@@ -104,6 +105,12 @@ void define_settings()
         "How long a maintenance worker the launcher started stays with nothing to do before it exits.",
         "The launcher starts it again for the next lease end, due job, prune or notification.",
         &maintenance_idle_timeout_s, 10, 1, 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pgjq.maintenance_turn",
+        "Longest time a maintenance worker the launcher started keeps serving its database while others wait.",
+        "When databases wait for a worker, a worker that has served its database this long leaves after its "
+        "round, however much work is due there, and the launcher serves the database that has waited longest.",
+        &maintenance_turn_ms, 1000, 100, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     DefineCustomStringVariable("pgjq.databases",
                                "Databases the pgjq launcher serves (comma-separated; empty: every database).",
                                "Databases without the extension are skipped whatever this says.", &served_databases, "",

@@ -20,6 +20,7 @@ extern int prune_batch_size;         // pgjq.prune_batch_size: rows deleted per 
 extern int restart_delay_s;          // pgjq.restart_delay: delay before a failed worker is started again
 extern int max_maintenance_workers;  // pgjq.max_maintenance_workers: most maintenance workers the launcher runs at once
 extern int maintenance_idle_timeout_s;  // pgjq.maintenance_idle_timeout: an idle launcher-started worker exits after it
+extern int maintenance_turn_ms;         // pgjq.maintenance_turn: longest a worker keeps its database while others wait
 extern int max_databases;               // pgjq.max_databases (server start): databases the launcher tracks
 extern char* served_databases;          // pgjq.databases: databases the launcher serves ("" = all)
 

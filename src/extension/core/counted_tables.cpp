@@ -1,6 +1,7 @@
 // counted_tables.cpp: what utility commands do to the enqueue counts (see counted_tables.hpp).
 #include "core/counted_tables.hpp"
 
+#include "core/depth.hpp"
 #include "core/enqueue_counts.hpp"
 #include "pg/catalog.hpp"
 #include "pg/pg.hpp"
@@ -12,7 +13,7 @@ bool loads_counted_table(const Node* stmt)
     if (!IsA(stmt, CopyStmt))
         return false;
     const CopyStmt* copy = castNode(CopyStmt, const_cast<Node*>(stmt));
-    if (!copy->is_from || copy->relation == nullptr || !pgjq::enqueue_counts_available())
+    if (!copy->is_from || copy->relation == nullptr)
         return false;
     Oid relid = RangeVarGetRelid(copy->relation, NoLock, true);
     return OidIsValid(relid) &&
@@ -33,12 +34,12 @@ namespace pgjq {
 
 counted_tables_command before_counted_tables_command(const Node* stmt)
 {
-    if (loads_counted_table(stmt))
-        unreconcile_at_commit();
     // Read before the tables exist: a COPY committed since (by a restore) makes the mark not count.
-    counted_tables_command command = {creates_pgjq(stmt), 0};
+    counted_tables_command command = {creates_pgjq(stmt), 0, loads_counted_table(stmt)};
     if (command.creating_pgjq)
         command.epoch = enqueue_counts_epoch();
+    if (command.loading && enqueue_counts_available())
+        unreconcile_at_commit();
     return command;
 }
 
@@ -46,6 +47,8 @@ void after_counted_tables_command(const counted_tables_command& command)
 {
     if (command.creating_pgjq)
         reconciled_at_commit(pgjq_relation("queue_depth"), command.epoch);
+    if (command.loading)
+        recount_every_queue();
 }
 
 }  // namespace pgjq

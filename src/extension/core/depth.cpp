@@ -57,6 +57,14 @@ SPIPlanPtr s_unlocked_slot;
 const plan_text k_create_depth_rows = {
     "INSERT INTO pgjq.queue_depth (queue_name, slot) SELECT $1, s FROM pg_catalog.generate_series(0, $2) AS s",
     2, {TEXTOID, INT4OID}};
+const plan_text k_queues_with_rows = {"SELECT DISTINCT queue_name FROM pgjq.queue_depth ORDER BY queue_name", 0, {}};
+SPIPlanPtr s_queues_with_rows;
+// The queue's live jobs less what its rows count.
+const plan_text k_uncounted = {
+    "SELECT (SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = $1)"
+    "     - (SELECT coalesce(sum(unfinished), 0)::bigint FROM pgjq.queue_depth WHERE queue_name = $1)",
+    1, {TEXTOID}};
+SPIPlanPtr s_uncounted;
 // clang-format on
 
 // What one subtransaction (or the top transaction) added and has not written.
@@ -405,6 +413,45 @@ void create_depth_rows(Datum queue_name)
 {
     Datum values[2] = {queue_name, Int32GetDatum(k_depth_slots - 1)};
     run_plan(saved_plan(&s_create_depth_rows, k_create_depth_rows), values, nullptr);
+}
+
+char** queues_with_depth_rows(uint64* count)
+{
+    MemoryContext caller = CurrentMemoryContext;
+    *count = run_plan(saved_plan(&s_queues_with_rows, k_queues_with_rows), nullptr, nullptr);
+    MemoryContext spi = MemoryContextSwitchTo(caller);
+    char** queues = static_cast<char**>(palloc(sizeof(char*) * (*count + 1)));
+    for (uint64 i = 0; i < *count; i++)
+        queues[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+    MemoryContextSwitchTo(spi);
+    return queues;
+}
+
+int64 recount_unfinished(const char* queue_name, int16 slot)
+{
+    Datum name = CStringGetTextDatum(queue_name);
+    // The count below sees every job whose enqueue counted in shared memory: the caller's lock keeps any in
+    // flight out. (The latest snapshot, whatever the isolation level: taken after the lock.) What this
+    // transaction counted and has not written yet is among the live jobs too.
+    take_enqueue_count(queue_name);
+    run_plan_latest(saved_plan(&s_uncounted, k_uncounted), &name, nullptr);
+    bool isnull, found;
+    int64 missing = DatumGetInt64(first_value(&isnull, &found)) - unwritten_depth(name);
+    if (missing != 0 && !adjust_depth_in_slot(name, slot, missing))
+        missing = 0;  // the queue's rows went meanwhile (a drop_queue that committed)
+    return missing;
+}
+
+void recount_every_queue()
+{
+    SPI_connect();
+    uint64 count;
+    char** queues = queues_with_depth_rows(&count);
+    for (uint64 i = 0; i < count; i++) {
+        lock_queue_count(queues[i], ExclusiveLock);
+        (void) recount_unfinished(queues[i], depth_slot());
+    }
+    SPI_finish();
 }
 
 void forget_depth(const char* queue_name)

@@ -62,6 +62,18 @@ bool adjust_depth_in_slot(Datum queue_name, int16 slot, int64 delta);
 // Creates a new queue's counter rows. Requires an SPI connection.
 void create_depth_rows(Datum queue_name);
 
+// The queues that have counter rows (palloc'd in the caller's context), and how many. Requires an SPI
+// connection. Not pgjq.queues: pg_restore may load a queue's rows and jobs before its settings.
+char** queues_with_depth_rows(uint64* count);
+// Makes the queue's counter rows count its live jobs, which the rows of a dump, or shared memory after a
+// restart, may not: takes what shared memory counts for the queue (those jobs are among the live ones) and
+// writes the difference into the row of `slot`. The caller holds the queue's count lock in ExclusiveLock, so
+// that no transaction counts into the queue meanwhile. Returns the difference. Requires an SPI connection.
+int64 recount_unfinished(const char* queue_name, int16 slot);
+// Recounts every queue with counter rows, each under its count lock (waited for), into this backend's slot:
+// what a COPY into pgjq's tables needs when it is done (core/counted_tables.hpp).
+void recount_every_queue();
+
 // The queue is being dropped with its counter rows: what this transaction added to them is not written
 // (unless the drop rolls back with its subtransaction).
 void forget_depth(const char* queue_name);

@@ -20,19 +20,6 @@ namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_queue_names, s_unreconciled;
-
-// clang-format off
-// The queues with counter rows (not pgjq.queues: pg_restore may load the rows and jobs of a queue before its
-// settings, and the COPY of the settings does not ask for a reconcile).
-const plan_text k_queue_names = {"SELECT DISTINCT queue_name FROM pgjq.queue_depth ORDER BY queue_name", 0, {}};
-// The queue's live jobs less what its rows count.
-const plan_text k_unreconciled = {
-    "SELECT (SELECT count(*) FROM pgjq.live_jobs WHERE queue_name = $1)"
-    "     - (SELECT coalesce(sum(unfinished), 0)::bigint FROM pgjq.queue_depth WHERE queue_name = $1)",
-    1, {TEXTOID}};
-// clang-format on
-
 constexpr const char* k_activity = "pgjq maintenance: folding the enqueue counts into the counter rows";
 
 // Reconciles every queue it can lock at once; returns whether it did all, and what it corrected in *moved.
@@ -40,11 +27,9 @@ bool reconcile(int64* moved)
 {
     MemoryContext caller = CurrentMemoryContext;
     begin_duty_transaction(k_activity);
-    uint64 n = run_plan(saved_plan(&s_queue_names, k_queue_names), nullptr, nullptr);
+    uint64 n;
     MemoryContext keep = MemoryContextSwitchTo(caller);
-    char** queues = static_cast<char**>(palloc(sizeof(char*) * (n + 1)));
-    for (uint64 i = 0; i < n; i++)
-        queues[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+    char** queues = queues_with_depth_rows(&n);
     MemoryContextSwitchTo(keep);
     commit_duty_transaction();
 
@@ -58,13 +43,8 @@ bool reconcile(int64* moved)
         if (!try_lock_queue_count(queues[i], ExclusiveLock) || (slot = unlocked_depth_slot(name)) < 0) {
             all = false;  // producers in flight, or every row held: next round
         } else {
-            // The count below sees every job whose enqueue counted in shared memory: none is in flight. (The
-            // latest snapshot, whatever the worker's isolation level: taken after the lock.)
-            take_enqueue_count(queues[i]);
-            run_plan_latest(saved_plan(&s_unreconciled, k_unreconciled), &name, nullptr);
-            bool isnull, found;
-            int64 missing = DatumGetInt64(first_value(&isnull, &found));
-            if (missing != 0 && adjust_depth_in_slot(name, slot, missing)) {
+            int64 missing = recount_unfinished(queues[i], slot);
+            if (missing != 0) {
                 corrected++;
                 *moved += missing < 0 ? -missing : missing;
             }

@@ -206,6 +206,12 @@ CREATE FUNCTION pgjq.revoke_observer(role_name name, queue_name text DEFAULT NUL
 -- Whose job is whose (NULL on jobs of 0.1.0, which recorded neither).
 ALTER TABLE pgjq.live_jobs ADD COLUMN enqueued_by regrole, ADD COLUMN claimed_by regrole;
 ALTER TABLE pgjq.finished_jobs ADD COLUMN enqueued_by regrole, ADD COLUMN claimed_by regrole;
+-- A unique_key belongs to the role that enqueues (docs/privileges.md, "Tenants"): one tenant's key never
+-- refuses, answers or outlives another tenant's enqueue. The jobs of 0.1.0, which recorded no role, share
+-- their keys among themselves as before.
+DROP INDEX pgjq.live_jobs_unique_key_idx;
+CREATE UNIQUE INDEX live_jobs_unique_key_idx ON pgjq.live_jobs (queue_name, enqueued_by, unique_key) NULLS NOT DISTINCT
+    WHERE unique_key IS NOT NULL;
 
 -- What each role may read (core/privileges.hpp): the views show a role only the rows it may see, and
 -- security_barrier keeps a caller's own conditions from seeing rows before that filter does.
@@ -323,7 +329,9 @@ ALTER TABLE pgjq.finished_jobs
 -- In flight: claimed or running (not pending, not waiting).
 DROP INDEX pgjq.live_jobs_in_flight_idx;
 CREATE INDEX live_jobs_in_flight_idx ON pgjq.live_jobs (queue_name, id) WHERE status > 'pending';
--- A group's jobs in enqueue order: how many are live, and which wait next.
+-- A group's jobs in enqueue order: how many are live, and which wait next. A group is a queue's, a key's and
+-- the enqueuing role's (tenants sharing a queue never wait for each other's groups), but the role is left out
+-- of this index: every column of an index is one more that each claim's update must compare.
 CREATE INDEX live_jobs_group_idx ON pgjq.live_jobs (queue_name, group_key, id) WHERE group_key IS NOT NULL;
 
 -- Dependencies not yet met: job_id waits for depends_on to complete. A row goes when its job_id starts
@@ -363,13 +371,15 @@ SELECT pg_catalog.pg_extension_config_dump('pgjq.rate_limits', '');
 
 -- Uniqueness over a period (enqueue's unique_for): a key taken at enqueue stays taken until expires_at,
 -- whether its job finished or not. The primary key makes concurrent producers of one key wait for each
--- other's outcome, as the live unique index does. The maintenance worker deletes expired rows.
+-- other's outcome, as the live unique index does. The maintenance worker deletes expired rows. A window is
+-- the role's that enqueued, as its key is.
 CREATE TABLE pgjq.unique_windows (
-    queue_name text        NOT NULL,
-    unique_key text        NOT NULL,
-    job_id     bigint      NOT NULL,
-    expires_at timestamptz NOT NULL,
-    PRIMARY KEY (queue_name, unique_key)
+    queue_name  text        NOT NULL,
+    enqueued_by regrole     NOT NULL,
+    unique_key  text        NOT NULL,
+    job_id      bigint      NOT NULL,
+    expires_at  timestamptz NOT NULL,
+    PRIMARY KEY (queue_name, enqueued_by, unique_key)
 );
 CREATE INDEX unique_windows_expires_idx ON pgjq.unique_windows (expires_at);
 SELECT pg_catalog.pg_extension_config_dump('pgjq.unique_windows', '');

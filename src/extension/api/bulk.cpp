@@ -34,7 +34,8 @@ const plan_text k_queue_exists = {"SELECT 1 FROM pgjq.queues WHERE queue_name = 
     " f.queue_name = $1 AND f.status = 'failed' AND ($2::text IS NULL OR f.job_type = $2)"              \
     " AND ($3::timestamptz IS NULL OR f.failed_at >= $3) AND ($4::timestamptz IS NULL OR f.failed_at < $4)"
 #define KEY_HELD                                                                                       \
-    " EXISTS (SELECT FROM pgjq.live_jobs l WHERE l.queue_name = f.queue_name AND l.unique_key = f.unique_key)"
+    " EXISTS (SELECT FROM pgjq.live_jobs l WHERE l.queue_name = f.queue_name AND l.unique_key = f.unique_key" \
+    "          AND l.enqueued_by IS NOT DISTINCT FROM f.enqueued_by)"
 // Jobs whose unique_key a live job holds cannot come back: they are left out, so that a batch of them never
 // ends a caller's loop early.
 const plan_text k_failed = {

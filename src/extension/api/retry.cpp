@@ -8,19 +8,22 @@
 #include "pg/args.hpp"
 #include "pg/spi.hpp"
 #include "pg/sqlstate.hpp"
+#include "versions/statement.hpp"
 
 namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_state, s_key_holder;
+SPIPlanPtr s_state;
 
 // clang-format off
 const plan_text k_state = {"SELECT queue_name, status::text FROM pgjq.jobs WHERE id = $1", 1, {INT8OID}};
-const plan_text k_key_holder = {
+// The live job holding the retried job's unique_key: the same key of the same role (0.1.0 recorded none).
+statement s_key_holder = {"retry.key_holder", {
     "SELECT f.unique_key, l.id, l.status::text FROM pgjq.finished_jobs f"
-    "  JOIN pgjq.live_jobs l ON l.queue_name = f.queue_name AND l.unique_key = f.unique_key WHERE f.id = $1",
-    1, {INT8OID}};
+    "  JOIN pgjq.live_jobs l ON l.queue_name = f.queue_name AND l.unique_key = f.unique_key"
+    "   AND l.enqueued_by IS NOT DISTINCT FROM f.enqueued_by WHERE f.id = $1",
+    1, {INT8OID}}};
 // clang-format on
 
 }  // namespace
@@ -40,7 +43,7 @@ PGJQ_API_FUNCTION(retry)
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                  errmsg("job %lld is %s", (long long) job_id, status),
                  errdetail("Only failed or cancelled jobs can be retried.")));
-    run_plan(saved_plan(&s_key_holder, k_key_holder), values, nullptr, 1);
+    run_plan(saved_plan(&s_key_holder), values, nullptr, 1);
     if (SPI_processed > 0) {
         HeapTuple holder = SPI_tuptable->vals[0];
         TupleDesc desc = SPI_tuptable->tupdesc;

@@ -31,6 +31,7 @@ enum live_column {
     l_claimed_at,
     l_run_at,
     l_group_key,
+    l_enqueued_by,
     l_progress,
     l_last_error,
     k_live_columns
@@ -45,6 +46,7 @@ const known_column k_live[k_live_columns] = {
     {"claimed_at", TIMESTAMPTZOID},
     {"run_at", TIMESTAMPTZOID},
     {"group_key", TEXTOID},
+    {"enqueued_by", REGROLEOID},
     {"progress", INT4OID},
     {"last_error", TEXTOID},
 };
@@ -403,7 +405,7 @@ bool among(Datum queue, const Datum* names, int n)
 // What moved, gathered job by job into archived_jobs' arrays.
 struct gathered {
     int n, ngroups, ndiscarded;
-    Datum *ids, *queues, *group_queues, *group_keys, *waits, *runs, *discarded_ids, *discarded_queues;
+    Datum *ids, *queues, *group_queues, *group_keys, *group_roles, *waits, *runs, *discarded_ids, *discarded_queues;
     bool *wait_nulls, *run_nulls;
     bool several_queues;
 };
@@ -416,6 +418,7 @@ gathered start_gathering(int capacity)
     g.queues = datums();
     g.group_queues = datums();
     g.group_keys = datums();
+    g.group_roles = datums();
     g.waits = datums();
     g.runs = datums();
     g.discarded_ids = datums();
@@ -453,6 +456,7 @@ void gather(gathered* g, const prepared_archive* p, const archive_values& a, Tup
     }
     if (!null[at(l_group_key)]) {
         g->group_queues[g->ngroups] = g->queues[i];
+        g->group_roles[g->ngroups] = null[at(l_enqueued_by)] ? ObjectIdGetDatum(InvalidOid) : v[at(l_enqueued_by)];
         g->group_keys[g->ngroups++] = PointerGetDatum(DatumGetTextPCopy(v[at(l_group_key)]));
     }
     // The claim's time when this attempt was claimed (archive_jobs' CLAIM_TIME).
@@ -500,6 +504,9 @@ void finish_gathering(const gathered& g, archived_jobs* out)
     out->no_groups = g.ngroups == 0;
     out->group_queues = g.ngroups > 0 ? text_array(g.group_queues, g.ngroups) : (Datum) 0;
     out->group_keys = g.ngroups > 0 ? text_array(g.group_keys, g.ngroups) : (Datum) 0;
+    out->group_roles = g.ngroups > 0
+        ? PointerGetDatum(construct_array(g.group_roles, g.ngroups, OIDOID, sizeof(Oid), true, TYPALIGN_INT))
+        : (Datum) 0;
     out->no_times = g.n == 0;
     out->waits = g.n > 0 ? seconds_array(g.waits, g.wait_nulls, g.n) : (Datum) 0;
     out->runs = g.n > 0 ? seconds_array(g.runs, g.run_nulls, g.n) : (Datum) 0;

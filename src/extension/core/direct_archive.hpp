@@ -25,7 +25,8 @@ struct archived_jobs {
     bool several_queues;
     Datum every_queue;  // text[]: each job's queue, when they span several
     bool no_groups;
-    Datum group_queues, group_keys;  // text[]: the queue and group of each job with a group key
+    Datum group_queues, group_keys;  // text[]: the queue and group key of each job with a group key
+    Datum group_roles;               // oid[]: and the role that enqueued it (its group is the three's)
     bool no_times;
     Datum waits, runs;  // float8[]: each job's wait (due to claimed) and run (claimed to now), NULL if not claimed
     bool none_discarded;

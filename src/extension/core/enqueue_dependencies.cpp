@@ -133,7 +133,7 @@ void settle_waiting_insert(const enqueue_request& r, Datum ids)
             note_new_dependent(reinterpret_cast<const int64*>(ARR_DATA_PTR(jobs))[i], nullptr, 0);
     }
     if (r.group_key != nullptr)
-        note_group_changed(r.queue_name, r.group_key);
+        note_group_changed(r.queue_name, r.call->caller, r.group_key);
 }
 
 }  // namespace pgjq

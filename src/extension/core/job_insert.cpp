@@ -27,13 +27,13 @@ statement s_insert_unique = {"enqueue.insert_unique", {
     "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts, unique_key,"
     "   enqueued_by, timeout)"
     " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6, $7, $8, $9)"
-    " ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING id",
+    " ON CONFLICT (queue_name, enqueued_by, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING id",
     9, INSERT_TYPES}};
 const plan_text k_insert_waiting = {
     "INSERT INTO pgjq.live_jobs (queue_name, job_type, priority, payload, run_at, max_attempts, unique_key,"
     "   enqueued_by, timeout, group_key, depends_on, status)"
     " VALUES ($1, $2, $3, $4, coalesce($5, now()), $6, $7, $8, $9, $10, $11, 'waiting')"
-    " ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING id",
+    " ON CONFLICT (queue_name, enqueued_by, unique_key) WHERE unique_key IS NOT NULL DO NOTHING RETURNING id",
     11, INSERT_TYPES};
 const plan_text k_draw_ids = {
     "SELECT pg_catalog.array_agg(pg_catalog.nextval('pgjq.job_id_seq'::pg_catalog.regclass))"

@@ -68,14 +68,17 @@ namespace pgjq {
     "  array_agg(group_key) FILTER (WHERE group_key IS NOT NULL),"                                      \
     "  array_agg(pg_catalog.date_part('epoch', " CLAIM_TIME " - run_at)),"                              \
     "  array_agg(pg_catalog.date_part('epoch', statement_timestamp() - " CLAIM_TIME "))"
-#define RETURN_MOVED(groups) RETURN_MOVED_COLUMNS(groups) " FROM done"
+// The enqueuing roles of the jobs with a group key, last and by name: a database at 0.1.0, whose forms of
+// these statements have no such column, has no groups.
+#define GROUP_ROLES ", array_agg(enqueued_by::oid) FILTER (WHERE group_key IS NOT NULL) AS group_roles"
+#define RETURN_MOVED(groups) RETURN_MOVED_COLUMNS(groups) GROUP_ROLES " FROM done"
 // Completion while some queue has keep_completed = false: their jobs are deleted without a history row,
 // and their pgjq_job_finished notices are sent by archive_jobs, since no insert into finished_jobs fires
 // the trigger that sends them.
 #define KEEP_OR_DISCARD ", queue_name <> ALL ($7) AS kept"
 #define RETURN_MOVED_AND_DISCARDED(groups)                                                             \
     RETURN_MOVED_COLUMNS(groups) ", array_agg(id) FILTER (WHERE NOT kept),"                            \
-    " array_agg(queue_name) FILTER (WHERE NOT kept) FROM done"
+    " array_agg(queue_name) FILTER (WHERE NOT kept)" GROUP_ROLES " FROM done"
 
 // The transaction's first change of the depth counters writes this backend's slot rows in the statement
 // itself (one statement fewer for the common one-call transaction); later ones go to the transaction's
@@ -113,15 +116,18 @@ static void announce_discarded(ArrayType* ids, ArrayType* queues, const char* st
         announce_finished(id_values[i], TextDatumGetCString(queue_names[i]), status);
 }
 
-static void note_groups_left(ArrayType* queues, ArrayType* keys)
+static void note_groups_left(ArrayType* queues, ArrayType* roles, ArrayType* keys)
 {
-    Datum *queue_names, *group_keys;
-    bool* nulls;
+    Datum *queue_names, *group_roles, *group_keys;
+    bool *nulls, *role_nulls;
     int n;
     deconstruct_array(queues, TEXTOID, -1, false, TYPALIGN_INT, &queue_names, &nulls, &n);
+    deconstruct_array(roles, OIDOID, sizeof(Oid), true, TYPALIGN_INT, &group_roles, &role_nulls, &n);
     deconstruct_array(keys, TEXTOID, -1, false, TYPALIGN_INT, &group_keys, &nulls, &n);
     for (int i = 0; i < n; i++)
-        note_group_changed(TextDatumGetCString(queue_names[i]), TextDatumGetCString(group_keys[i]));
+        note_group_changed(TextDatumGetCString(queue_names[i]),
+                           role_nulls[i] ? InvalidOid : DatumGetObjectId(group_roles[i]),
+                           TextDatumGetCString(group_keys[i]));
 }
 
 static int compare_names(const void* a, const void* b)
@@ -185,6 +191,11 @@ static archived_jobs statement_moved(bool discarding)
     a.several_queues = !one_queue;
     a.group_queues = SPI_getbinval(row, desc, 5, &a.no_groups);
     a.group_keys = SPI_getbinval(row, desc, 6, &isnull);
+    int roles_column = SPI_fnumber(desc, "group_roles");
+    if (roles_column > 0)
+        a.group_roles = SPI_getbinval(row, desc, roles_column, &isnull);
+    else
+        a.no_groups = true;
     a.waits = SPI_getbinval(row, desc, 7, &a.no_times);
     a.runs = SPI_getbinval(row, desc, 8, &isnull);
     a.none_discarded = true;
@@ -228,7 +239,8 @@ uint64 archive_jobs(const archive_request& r, Datum* moved)
         announce_discarded(DatumGetArrayTypeP(a.discarded_ids), DatumGetArrayTypeP(a.discarded_queues), r.status);
     // The groups the jobs left, and the jobs that may have dependents: settled at commit.
     if (!a.no_groups)
-        note_groups_left(DatumGetArrayTypeP(a.group_queues), DatumGetArrayTypeP(a.group_keys));
+        note_groups_left(DatumGetArrayTypeP(a.group_queues), DatumGetArrayTypeP(a.group_roles),
+                         DatumGetArrayTypeP(a.group_keys));
     if (a.count > 0 && dependencies_in_use())
         note_finished(a.moved);
     if (!a.none_moved && !a.no_times)

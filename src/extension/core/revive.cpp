@@ -22,10 +22,10 @@ namespace pgjq {
     "    created_at, max_attempts, last_error" added_columns ")"                                       \
     "  SELECT id, queue_name, job_type, priority, payload, now(), unique_key, created_at, max_attempts," \
     "    last_error" added_values " FROM candidates ORDER BY id"                                       \
-    "  ON CONFLICT (queue_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING"                    \
-    "  RETURNING queue_name, " group_key " AS group_key, id),"                                          \
+    "  ON CONFLICT (queue_name, enqueued_by, unique_key) WHERE unique_key IS NOT NULL DO NOTHING"       \
+    "  RETURNING queue_name, " group_key " AS group_key, enqueued_by, id),"                             \
     " removed AS (DELETE FROM pgjq.finished_jobs f USING revived r WHERE f.id = r.id)"                  \
-    " SELECT queue_name, group_key FROM revived ORDER BY queue_name"
+    " SELECT queue_name, group_key, enqueued_by::oid FROM revived ORDER BY queue_name"
 static statement s_revive = {"revive.revive", {REVIVE(", enqueued_by, claimed_by, group_key, depends_on, timeout, status",
             ", enqueued_by, claimed_by, group_key, depends_on, timeout,"
             " CASE WHEN group_key IS NULL THEN 'pending' ELSE 'waiting' END::pgjq.job_status",
@@ -43,10 +43,13 @@ int64 revive_jobs(Datum ids)
     for (uint64 i = 0; i < n; i++) {
         char* queue_name = SPI_getvalue(rows->vals[i], rows->tupdesc, 1);
         char* group_key = SPI_getvalue(rows->vals[i], rows->tupdesc, 2);
-        if (group_key == nullptr)
+        if (group_key == nullptr) {
             runnable = true;
-        else
-            note_group_changed(queue_name, group_key);
+        } else {
+            bool isnull;  // (a database at 0.1.0 has no groups: its form has no third column)
+            Datum role = SPI_getbinval(rows->vals[i], rows->tupdesc, 3, &isnull);
+            note_group_changed(queue_name, isnull ? InvalidOid : DatumGetObjectId(role), group_key);
+        }
         bool last_of_queue = i + 1 == n || strcmp(queue_name, SPI_getvalue(rows->vals[i + 1], rows->tupdesc, 1)) != 0;
         if (!last_of_queue)
             continue;

@@ -3,35 +3,40 @@
 
 #include "core/announcements.hpp"
 #include "pg/spi.hpp"
+#include "versions/statement.hpp"
 
 namespace {
 
 using namespace pgjq;
 
-SPIPlanPtr s_find_unique, s_window_holder, s_take_window, s_withdraw;
+SPIPlanPtr s_window_holder, s_take_window, s_withdraw;
 
 // clang-format off
-const plan_text k_find_unique = {
-    "SELECT id FROM pgjq.live_jobs WHERE queue_name = $1 AND unique_key = $2", 2, {TEXTOID, TEXTOID}};
-// unique_for: the job holding the key's window now, if any; taking the window for job $3 until now() + $4
+// A key is the enqueuing role's ($3): another tenant's job of the same key is not its holder.
+statement s_find_unique = {"unique_keys.find_unique", {
+    "SELECT id FROM pgjq.live_jobs WHERE queue_name = $1 AND unique_key = $2 AND enqueued_by = $3", 3,
+    {TEXTOID, TEXTOID, REGROLEOID}}};
+// unique_for: the job holding the key's window now, if any; taking the window for job $4 until now() + $5
 // (only if it has expired; the primary key makes a concurrent taker wait for this transaction); and
 // withdrawing the job this call inserted when the window turns out to be held.
 const plan_text k_window_holder = {
-    "SELECT job_id FROM pgjq.unique_windows WHERE queue_name = $1 AND unique_key = $2 AND expires_at > now()",
-    2, {TEXTOID, TEXTOID}};
+    "SELECT job_id FROM pgjq.unique_windows"
+    " WHERE queue_name = $1 AND unique_key = $2 AND enqueued_by = $3 AND expires_at > now()",
+    3, {TEXTOID, TEXTOID, REGROLEOID}};
 const plan_text k_take_window = {
-    "INSERT INTO pgjq.unique_windows AS w (queue_name, unique_key, job_id, expires_at)"
-    " VALUES ($1, $2, $3, now() + $4)"
-    " ON CONFLICT (queue_name, unique_key) DO UPDATE SET job_id = excluded.job_id, expires_at = excluded.expires_at"
+    "INSERT INTO pgjq.unique_windows AS w (queue_name, unique_key, enqueued_by, job_id, expires_at)"
+    " VALUES ($1, $2, $3, $4, now() + $5)"
+    " ON CONFLICT (queue_name, enqueued_by, unique_key)"
+    "  DO UPDATE SET job_id = excluded.job_id, expires_at = excluded.expires_at"
     "  WHERE w.expires_at <= now() RETURNING job_id",
-    4, {TEXTOID, TEXTOID, INT8OID, INTERVALOID}};
+    5, {TEXTOID, TEXTOID, REGROLEOID, INT8OID, INTERVALOID}};
 const plan_text k_withdraw = {"DELETE FROM pgjq.live_jobs WHERE id = $1", 1, {INT8OID}};
 // clang-format on
 
 // The job id a lookup by queue and unique_key (`plan`) finds, if any.
 bool find_by_key(const enqueue_request& r, SPIPlanPtr plan, int64* id)
 {
-    Datum values[2] = {r.queue_text, CStringGetTextDatum(r.unique_key)};
+    Datum values[3] = {r.queue_text, CStringGetTextDatum(r.unique_key), ObjectIdGetDatum(r.call->caller)};
     run_plan(plan, values, nullptr, 1);
     bool isnull, found;
     Datum value = first_value(&isnull, &found);
@@ -47,7 +52,7 @@ namespace pgjq {
 // The unfinished job holding r.unique_key; with unique_for, else the job whose window holds it.
 bool find_key_holder(const enqueue_request& r, int64* id)
 {
-    return find_by_key(r, saved_plan(&s_find_unique, k_find_unique), id) ||
+    return find_by_key(r, saved_plan(&s_find_unique), id) ||
         (r.unique_for && find_by_key(r, saved_plan(&s_window_holder, k_window_holder), id));
 }
 
@@ -55,8 +60,8 @@ bool find_key_holder(const enqueue_request& r, int64* id)
 // meanwhile: the primary key made this wait for it).
 bool take_window(const enqueue_request& r, int64 id)
 {
-    Datum values[4] = {r.queue_text, CStringGetTextDatum(r.unique_key), Int64GetDatum(id),
-                       IntervalPGetDatum(r.unique_for)};
+    Datum values[5] = {r.queue_text, CStringGetTextDatum(r.unique_key), ObjectIdGetDatum(r.call->caller),
+                       Int64GetDatum(id), IntervalPGetDatum(r.unique_for)};
     return run_plan(saved_plan(&s_take_window, k_take_window), values, nullptr) == 1;
 }
 

@@ -1,6 +1,7 @@
-// unique_keys.hpp: a job's unique_key at enqueue. While an unfinished job of the queue holds the key, an
-// enqueue with it returns that job instead of a new one (a unique index on live_jobs keeps two from being
-// inserted); with unique_for the key stays taken that long, finished or not, in pgjq.unique_windows.
+// unique_keys.hpp: a job's unique_key at enqueue. A key is the queue's and the enqueuing role's: while an
+// unfinished job of the queue that the same role enqueued holds it, an enqueue with it returns that job
+// instead of a new one (a unique index on live_jobs keeps two from being inserted); with unique_for the key
+// stays taken that long, finished or not, in pgjq.unique_windows.
 #pragma once
 
 #include "core/enqueue.hpp"

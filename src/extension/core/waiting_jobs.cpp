@@ -14,7 +14,7 @@ namespace {
 using namespace pgjq;
 
 // Group locks: advisory locks in a space of pgjq's own (field4 of the lock tag; PostgreSQL's advisory lock
-// functions use 1 and 2), keyed by the queue and one of k_group_lock_buckets buckets of its group keys. A
+// functions use 1 and 2), keyed by the queue and one of k_group_lock_buckets buckets of its groups. A
 // bounded number per queue, so that a transaction touching 100 000 groups takes at most that many locks
 // of the shared lock table; two groups sharing a bucket only wait for each other's commit.
 constexpr uint16 k_group_lock_space = 0x504A;
@@ -22,6 +22,7 @@ constexpr uint32 k_group_lock_buckets = 256;
 
 struct group_ref {
     char queue_name[k_queue_name_max + 1];
+    Oid enqueued_by;
     char group_key[k_max_name_bytes + 1];
 };
 
@@ -83,47 +84,48 @@ const plan_text k_judge = {
 SPIPlanPtr s_release;
 const plan_text k_release = {
     "WITH ready AS ("
-    "  SELECT l.id, l.queue_name, l.group_key FROM pgjq.live_jobs l"
+    "  SELECT l.id, l.queue_name, l.group_key, l.enqueued_by FROM pgjq.live_jobs l"
     "   WHERE l.id = ANY ($1) AND l.status < 'pending'"
     "     AND NOT EXISTS (SELECT 1 FROM pgjq.job_dependencies d WHERE d.job_id = l.id)),"
     " started AS ("
     "  UPDATE pgjq.live_jobs l SET status = 'pending' FROM ready r WHERE l.id = r.id AND r.group_key IS NULL)"
-    " SELECT queue_name, group_key FROM ready WHERE group_key IS NOT NULL",
+    " SELECT queue_name, group_key, enqueued_by::oid FROM ready WHERE group_key IS NOT NULL",
     1, {INT8ARRAYOID}};
 
-// Starts the next waiting jobs of each group ($1 queue names, $2 group keys) while it has room: live jobs
-// (pending, claimed, running) fewer than its queue's group_concurrency. In enqueue order: a waiting job
-// whose dependencies are unmet holds back the ones behind it.
+// Starts the next waiting jobs of each group ($1 queue names, $2 group keys, $3 enqueuing roles) while it has
+// room: live jobs (pending, claimed, running) fewer than its queue's group_concurrency. In enqueue order: a
+// waiting job whose dependencies are unmet holds back the ones behind it.
+#define SAME_GROUP(l, g) " " l ".queue_name = " g ".queue_name AND " l ".group_key = " g ".group_key" \
+                         " AND " l ".enqueued_by = " g ".enqueued_by"
 SPIPlanPtr s_promote;
 const plan_text k_promote = {
-    "WITH g AS (SELECT DISTINCT queue_name, group_key"
-    "             FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[])) AS g(queue_name, group_key)),"
+    "WITH g AS (SELECT DISTINCT queue_name, group_key, enqueued_by"
+    "             FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[]),"
+    "                             pg_catalog.unnest($3::pg_catalog.regrole[])) AS g(queue_name, group_key, enqueued_by)),"
     " room AS ("
-    "  SELECT g.queue_name, g.group_key,"
+    "  SELECT g.queue_name, g.group_key, g.enqueued_by,"
     "         q.group_concurrency - (SELECT count(*) FROM pgjq.live_jobs l"
-    "                                 WHERE l.queue_name = g.queue_name AND l.group_key = g.group_key"
-    "                                   AND l.status >= 'pending') AS free"
+    "                                 WHERE" SAME_GROUP("l", "g") " AND l.status >= 'pending') AS free"
     "    FROM g JOIN pgjq.queues q ON q.queue_name = g.queue_name),"
     " next AS ("
     "  SELECT n.id FROM room r CROSS JOIN LATERAL ("
     "    SELECT c.id, bool_or(c.has_dependencies) OVER (ORDER BY c.id) AS held_back"
     "      FROM (SELECT l.id, EXISTS (SELECT 1 FROM pgjq.job_dependencies d WHERE d.job_id = l.id) AS has_dependencies"
     "              FROM pgjq.live_jobs l"
-    "             WHERE l.queue_name = r.queue_name AND l.group_key = r.group_key AND l.status < 'pending'"
+    "             WHERE" SAME_GROUP("l", "r") " AND l.status < 'pending'"
     "             ORDER BY l.id LIMIT greatest(r.free, 0)) c) n"
     "   WHERE NOT n.held_back)"
     " UPDATE pgjq.live_jobs SET status = 'pending' WHERE id = ANY (ARRAY(SELECT id FROM next))",
-    2, {TEXTARRAYOID, TEXTARRAYOID}};
+    3, {TEXTARRAYOID, TEXTARRAYOID, OIDARRAYOID}};
 
 // The sweep's questions.
 SPIPlanPtr s_groups_with_room;
 const plan_text k_groups_with_room = {
-    "SELECT w.queue_name, w.group_key"
-    "  FROM (SELECT DISTINCT queue_name, group_key FROM pgjq.live_jobs"
+    "SELECT w.queue_name, w.group_key, w.enqueued_by::oid"
+    "  FROM (SELECT DISTINCT queue_name, group_key, enqueued_by FROM pgjq.live_jobs"
     "         WHERE status < 'pending' AND group_key IS NOT NULL AND ($1::text IS NULL OR queue_name = $1)) w"
     "  JOIN pgjq.queues q ON q.queue_name = w.queue_name"
-    " WHERE (SELECT count(*) FROM pgjq.live_jobs l"
-    "         WHERE l.queue_name = w.queue_name AND l.group_key = w.group_key AND l.status >= 'pending')"
+    " WHERE (SELECT count(*) FROM pgjq.live_jobs l WHERE" SAME_GROUP("l", "w") " AND l.status >= 'pending')"
     "       < q.group_concurrency",
     1, {TEXTOID}};
 SPIPlanPtr s_stale_dependencies;
@@ -132,6 +134,18 @@ const plan_text k_stale_dependencies = {
     " WHERE NOT EXISTS (SELECT 1 FROM pgjq.live_jobs l WHERE l.id = d.depends_on)",
     0, {}};
 // clang-format on
+
+// The groups in the last statement's rows: queue name, group key, enqueuing role (as oid).
+void note_groups_of_rows()
+{
+    for (uint64 i = 0; i < SPI_processed; i++) {
+        bool isnull;
+        Datum role = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull);
+        note_group_changed(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
+                           isnull ? InvalidOid : DatumGetObjectId(role),
+                           SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+    }
+}
 
 Datum id_array(const int64* ids, int n)
 {
@@ -166,9 +180,7 @@ void settle_dependencies_round(Datum dependents, Datum finished)
     if (nmet + ndependents > 0) {
         Datum candidates = PointerGetDatum(DatumGetArrayTypeP(DirectFunctionCall2(array_cat, met, dependents)));
         run_plan_latest(saved_plan(&s_release, k_release), &candidates, nullptr);
-        for (uint64 i = 0; i < SPI_processed; i++)
-            note_group_changed(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
-                               SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+        note_groups_of_rows();
     }
 
     // Broken: each dependent is cancelled once, naming the first parent that broke it.
@@ -227,6 +239,7 @@ void settle_groups()
         return;
     Datum* queues = static_cast<Datum*>(palloc(sizeof(Datum) * n));
     Datum* keys = static_cast<Datum*>(palloc(sizeof(Datum) * n));
+    Datum* roles = static_cast<Datum*>(palloc(sizeof(Datum) * n));
     group_lock* locks = static_cast<group_lock*>(palloc(sizeof(group_lock) * n));
     HASH_SEQ_STATUS scan;
     hash_seq_init(&scan, s_groups);
@@ -234,10 +247,11 @@ void settle_groups()
     for (group_ref* g; (g = static_cast<group_ref*>(hash_seq_search(&scan))) != nullptr; count++) {
         queues[count] = CStringGetTextDatum(g->queue_name);
         keys[count] = CStringGetTextDatum(g->group_key);
+        roles[count] = ObjectIdGetDatum(g->enqueued_by);
         locks[count].queue_hash =
             hash_bytes(reinterpret_cast<const unsigned char*>(g->queue_name), strlen(g->queue_name));
-        locks[count].bucket = hash_bytes(reinterpret_cast<const unsigned char*>(g->group_key), strlen(g->group_key)) %
-            k_group_lock_buckets;
+        uint32 key_hash = hash_bytes(reinterpret_cast<const unsigned char*>(g->group_key), strlen(g->group_key));
+        locks[count].bucket = hash_combine(key_hash, hash_bytes_uint32(g->enqueued_by)) % k_group_lock_buckets;
     }
     hash_destroy(s_groups);
     s_groups = nullptr;
@@ -251,8 +265,9 @@ void settle_groups()
         SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, locks[i].queue_hash, locks[i].bucket, k_group_lock_space);
         (void) LockAcquire(&tag, ExclusiveLock, false, false);
     }
-    Datum values[2] = {PointerGetDatum(construct_array(queues, count, TEXTOID, -1, false, TYPALIGN_INT)),
-                       PointerGetDatum(construct_array(keys, count, TEXTOID, -1, false, TYPALIGN_INT))};
+    Datum values[3] = {PointerGetDatum(construct_array(queues, count, TEXTOID, -1, false, TYPALIGN_INT)),
+                       PointerGetDatum(construct_array(keys, count, TEXTOID, -1, false, TYPALIGN_INT)),
+                       PointerGetDatum(construct_array(roles, count, OIDOID, sizeof(Oid), true, TYPALIGN_INT))};
     run_plan_latest(saved_plan(&s_promote, k_promote), values, nullptr);
 }
 
@@ -265,7 +280,7 @@ bool anything_noted()
 
 namespace pgjq {
 
-void note_group_changed(const char* queue_name, const char* group_key)
+void note_group_changed(const char* queue_name, Oid enqueued_by, const char* group_key)
 {
     if (s_groups == nullptr) {
         HASHCTL ctl;
@@ -278,6 +293,7 @@ void note_group_changed(const char* queue_name, const char* group_key)
     group_ref key;
     memset(&key, 0, sizeof key);  // the whole key is hashed and compared
     strlcpy(key.queue_name, queue_name, sizeof key.queue_name);
+    key.enqueued_by = enqueued_by;
     strlcpy(key.group_key, group_key, sizeof key.group_key);
     (void) hash_search(s_groups, &key, HASH_ENTER, nullptr);
 }
@@ -328,9 +344,7 @@ int64 note_groups_with_room(const char* queue_name)
     Datum values[1] = {queue_name ? CStringGetTextDatum(queue_name) : (Datum) 0};
     char nulls[1] = {queue_name ? ' ' : 'n'};
     uint64 n = run_plan(saved_plan(&s_groups_with_room, k_groups_with_room), values, nulls);
-    for (uint64 i = 0; i < n; i++)
-        note_group_changed(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
-                           SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+    note_groups_of_rows();
     return static_cast<int64>(n);
 }
 

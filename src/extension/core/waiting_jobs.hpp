@@ -1,6 +1,6 @@
 // waiting_jobs.hpp: jobs that may not run yet. A job waits (status 'waiting', outside the claim index) for its
-// turn in its group (group_key: at most the queue's group_concurrency of a group's jobs are live, in enqueue
-// order) and for the jobs it depends on (depends_on, with a row per unmet dependency in
+// turn in its group (a group is a queue's, a group_key's and the role's that enqueued: at most the queue's
+// group_concurrency of a group's jobs are live, in enqueue order) and for the jobs it depends on (depends_on, with a row per unmet dependency in
 // pgjq.job_dependencies). What lets a waiting job start happens in other transactions, which cannot see
 // each other's uncommitted work; so each transaction settles what it changed as it commits, in a fixed
 // protocol that lets the later of two transactions see the earlier:
@@ -20,9 +20,9 @@
 
 namespace pgjq {
 
-// A waiting job entered `group_key` of `queue_name`, or a live one left it: at commit, the group's next jobs
-// start while it has room.
-void note_group_changed(const char* queue_name, const char* group_key);
+// A waiting job entered the group of `queue_name`, `group_key` and the enqueuing role `enqueued_by`, or a live
+// one left it: at commit, the group's next jobs start while it has room.
+void note_group_changed(const char* queue_name, Oid enqueued_by, const char* group_key);
 
 // Job `job_id` waits for the unfinished jobs `parents` (n of them; its rows of pgjq.job_dependencies exist):
 // at commit they are locked and checked again.

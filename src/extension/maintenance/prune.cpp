@@ -32,8 +32,8 @@ const plan_text k_prune = {
 // worker back (its notification asks the launcher for one).
 const plan_text k_any_finished = {"SELECT EXISTS (SELECT FROM pgjq.finished_jobs)", 0, {}};
 const plan_text k_prune_windows = {
-    "DELETE FROM pgjq.unique_windows w WHERE (w.queue_name, w.unique_key) IN ("
-    "  SELECT queue_name, unique_key FROM pgjq.unique_windows WHERE expires_at < now()"
+    "DELETE FROM pgjq.unique_windows w WHERE (w.queue_name, w.enqueued_by, w.unique_key) IN ("
+    "  SELECT queue_name, enqueued_by, unique_key FROM pgjq.unique_windows WHERE expires_at < now()"
     "   LIMIT $1 FOR UPDATE SKIP LOCKED)",
     1, {INT4OID}};
 // clang-format on

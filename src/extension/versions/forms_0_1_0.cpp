@@ -298,6 +298,14 @@ const form_0_1_0 k_forms[] = {
       "WHERE queue_name = $1 RETURNING retry_base::text, retry_cap::text, retry_cap >= retry_base",
       10,
       {TEXTOID, INT8OID, BOOLOID, INT4OID, INTERVALOID, INTERVALOID, INTERVALOID, INTERVALOID, BOOLOID, BOOLOID}}},
+    {"unique_keys.find_unique",
+     {"SELECT id FROM pgjq.live_jobs WHERE queue_name = $1 AND unique_key = $2", 2, {TEXTOID, TEXTOID}}},
+    {"retry.key_holder",
+     {
+      "SELECT f.unique_key, l.id, l.status::text FROM pgjq.finished_jobs f  JOIN pgjq.live_jobs l ON "
+      "l.queue_name = f.queue_name AND l.unique_key = f.unique_key WHERE f.id = $1",
+      1,
+      {INT8OID}}},
     {"queues.delete_grants", {"SELECT WHERE false", 1, {TEXTOID}}},
     {"queues.delete_queue_state", {"SELECT WHERE false", 1, {TEXTOID}}},
     {"queues.orphaned_dependents", {"SELECT NULL::bigint, NULL::bigint WHERE false", 1, {TEXTOID}}},

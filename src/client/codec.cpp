@@ -2,6 +2,7 @@
 #include "codec.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -10,6 +11,185 @@
 
 namespace pgjq::detail
 {
+
+namespace
+{
+
+constexpr std::size_t text_is_fine = std::string_view::npos;
+// Text refused for its bytes: 22021 character_not_in_repertoire, what the server raises for them.
+constexpr const char *bad_character_sqlstate = "22021";
+// A JSON value that JSON text cannot hold: 22P02 invalid_text_representation, what the server raises for
+// text that is not JSON.
+constexpr const char *not_json_sqlstate = "22P02";
+
+// The offset of the first byte that breaks the rule (a NUL, or the start of a sequence that is not UTF-8 as
+// PostgreSQL's verifier defines it: no overlong forms, no surrogates, nothing beyond U+10FFFF), or
+// text_is_fine. `ascii` is cleared when a byte above 0x7f is seen.
+std::size_t first_bad_byte(std::string_view text, bool &ascii)
+{
+  const auto *bytes = reinterpret_cast<const unsigned char *>(text.data());
+  const std::size_t size = text.size();
+  for (std::size_t i = 0; i < size;)
+  {
+    const unsigned char lead = bytes[i];
+    if (lead < 0x80)
+    {
+      if (lead == 0)
+        return i;
+      ++i;
+      continue;
+    }
+    ascii = false;
+    std::size_t length;
+    unsigned char second_min = 0x80, second_max = 0xbf;
+    if (lead >= 0xc2 && lead <= 0xdf)
+      length = 2;
+    else if (lead >= 0xe0 && lead <= 0xef)
+    {
+      length = 3;
+      if (lead == 0xe0)
+        second_min = 0xa0; // below: overlong
+      else if (lead == 0xed)
+        second_max = 0x9f; // above: UTF-16 surrogates
+    }
+    else if (lead >= 0xf0 && lead <= 0xf4)
+    {
+      length = 4;
+      if (lead == 0xf0)
+        second_min = 0x90; // below: overlong
+      else if (lead == 0xf4)
+        second_max = 0x8f; // above: beyond U+10FFFF
+    }
+    else
+      return i; // a continuation byte, an overlong lead (0xc0, 0xc1), or a byte UTF-8 never uses
+    if (size - i < length || bytes[i + 1] < second_min || bytes[i + 1] > second_max)
+      return i;
+    for (std::size_t k = 2; k < length; ++k)
+      if (bytes[i + k] < 0x80 || bytes[i + k] > 0xbf)
+        return i;
+    i += length;
+  }
+  return text_is_fine;
+}
+
+[[noreturn]] void refuse_text(std::string_view text, std::size_t at, std::string_view argument)
+{
+  if (text[at] == '\0')
+    throw bad_argument(std::string(argument) + " holds a NUL byte, where libpq would cut it short",
+                       bad_character_sqlstate);
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[at]));
+  throw bad_argument(std::string(argument) + " is not valid UTF-8 (byte " + byte + ")", bad_character_sqlstate);
+}
+
+// One step from a JSON value to one inside it: a key of an object or an index of an array.
+struct json_step
+{
+  const std::string *key; // null for an array element
+  std::size_t index;
+};
+
+// `argument`, and where in it the value at `path` is, as a JSON pointer (RFC 6901).
+std::string json_place(std::string_view argument, const std::vector<json_step> &path)
+{
+  std::string out(argument);
+  if (path.empty())
+    return out;
+  out += " at ";
+  for (const json_step &step : path)
+  {
+    out += '/';
+    if (step.key == nullptr)
+    {
+      out += std::to_string(step.index);
+      continue;
+    }
+    for (char c : *step.key)
+      out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+  }
+  return out;
+}
+
+// Refuses what dump() would alter or throw for, anywhere in `value` (see encode_json). The path is kept
+// as pointers to the keys, so that nothing is copied unless a value is refused.
+void check_json(const nlohmann::json &value, std::string_view argument, std::vector<json_step> &path)
+{
+  bool ascii = true;
+  switch (value.type())
+  {
+  case nlohmann::json::value_t::object:
+    for (auto it = value.begin(); it != value.end(); ++it)
+    {
+      const std::size_t bad = first_bad_byte(it.key(), ascii);
+      if (bad != text_is_fine)
+        refuse_text(it.key(), bad, "a key of " + json_place(argument, path));
+      path.push_back({&it.key(), 0});
+      check_json(it.value(), argument, path);
+      path.pop_back();
+    }
+    return;
+  case nlohmann::json::value_t::array:
+    for (std::size_t i = 0; i < value.size(); ++i)
+    {
+      path.push_back({nullptr, i});
+      check_json(value[i], argument, path);
+      path.pop_back();
+    }
+    return;
+  case nlohmann::json::value_t::string:
+  {
+    const std::string &text = value.get_ref<const std::string &>();
+    const std::size_t bad = first_bad_byte(text, ascii);
+    if (bad != text_is_fine)
+      refuse_text(text, bad, json_place(argument, path));
+    return;
+  }
+  case nlohmann::json::value_t::number_float:
+  {
+    const double number = value.get<double>();
+    if (!std::isfinite(number))
+      throw bad_argument(json_place(argument, path) + " is " +
+                             (std::isnan(number) ? "NaN"
+                              : number > 0       ? "Infinity"
+                                                 : "-Infinity") +
+                             ", which JSON cannot represent",
+                         not_json_sqlstate);
+    return;
+  }
+  case nlohmann::json::value_t::binary:
+  case nlohmann::json::value_t::discarded:
+    throw bad_argument(json_place(argument, path) + " is a " + (value.is_binary() ? "binary" : "discarded") +
+                           " value, which JSON cannot represent",
+                       not_json_sqlstate);
+  default: // null, boolean, integers
+    return;
+  }
+}
+
+} // namespace
+
+bool check_text(std::string_view text, std::string_view argument)
+{
+  bool ascii = true;
+  const std::size_t bad = first_bad_byte(text, ascii);
+  if (bad != text_is_fine)
+    refuse_text(text, bad, argument);
+  return ascii;
+}
+
+void check_no_nul(std::string_view text, std::string_view argument)
+{
+  const std::size_t nul = text.find('\0');
+  if (nul != std::string_view::npos)
+    refuse_text(text, nul, argument);
+}
+
+std::string encode_json(const nlohmann::json &value, std::string_view argument)
+{
+  std::vector<json_step> path;
+  check_json(value, argument, path);
+  return value.dump();
+}
 
 std::int64_t parse_int64(std::string_view text)
 {

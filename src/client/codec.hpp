@@ -1,5 +1,6 @@
 // codec.hpp (internal): the text forms in which values travel as bind parameters and come back in
-// results: integers, bigint[] and text[] literals, intervals, timestamps and epoch seconds.
+// results: integers, bigint[] and text[] literals, intervals, timestamps and epoch seconds, JSON; and the
+// rule for what text may travel at all.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,20 @@
 
 namespace pgjq::detail
 {
+
+// The rule for every text the client hands libpq (bind parameters, SQL, channel names): it must reach the
+// server unchanged, so it holds no NUL byte (libpq takes C strings: the text would end there) and is UTF-8
+// (what the session speaks, and what PostgreSQL text and jsonb hold). Throws bad_argument with SQLSTATE
+// 22021, the server's for such bytes, naming `argument`; the message never repeats the bad bytes.
+// Returns whether the text is ASCII alone (connection::check_text asks, for a session not in UTF-8).
+bool check_text(std::string_view text, std::string_view argument);
+// Only the NUL half of the rule, for a conninfo: libpq's own string, whose password may be in any encoding.
+void check_no_nul(std::string_view text, std::string_view argument);
+// The JSON text of a json or jsonb parameter, refusing what dump() would change or throw for: NaN and
+// Infinity (dump prints null) and binary values (dump prints an object) with bad_argument 22P02, the
+// server's for text that is not JSON, and strings or keys that check_text refuses (22021). The message
+// names `argument` and, as a JSON pointer, where in it the value is.
+std::string encode_json(const nlohmann::json &value, std::string_view argument);
 
 std::int64_t parse_int64(std::string_view text);
 bool parse_bool(std::string_view text);

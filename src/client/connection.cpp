@@ -93,7 +93,7 @@ int job_count(const detail::result &res)
 std::int64_t connection::enqueue(const std::string &job_type, const nlohmann::json &payload,
                                  const enqueue_options &options)
 {
-  return enqueue_raw(job_type, payload.dump(), options);
+  return enqueue_raw(job_type, detail::encode_json(payload, "payload"), options);
 }
 
 std::int64_t connection::enqueue_raw(const std::string &job_type, const std::string &payload_json,
@@ -108,7 +108,7 @@ std::int64_t connection::enqueue_raw(const std::string &job_type, const std::str
 std::optional<std::int64_t> connection::try_enqueue(const std::string &job_type, const nlohmann::json &payload,
                                                     const enqueue_options &options)
 {
-  return try_enqueue_raw(job_type, payload.dump(), options);
+  return try_enqueue_raw(job_type, detail::encode_json(payload, "payload"), options);
 }
 
 std::optional<std::int64_t> connection::try_enqueue_raw(const std::string &job_type, const std::string &payload_json,
@@ -121,7 +121,7 @@ std::vector<std::int64_t> connection::enqueue_batch(const std::string &job_type,
                                                     const std::vector<nlohmann::json> &payloads,
                                                     const enqueue_options &options)
 {
-  return enqueue_batch_raw(job_type, nlohmann::json(payloads).dump(), options);
+  return enqueue_batch_raw(job_type, detail::encode_json(nlohmann::json(payloads), "payloads"), options);
 }
 
 std::vector<std::int64_t> connection::enqueue_batch_raw(const std::string &job_type, const std::string &payloads_json,
@@ -267,7 +267,7 @@ void connection::complete(std::int64_t job_id, const std::string &worker_id)
 
 void connection::complete(std::int64_t job_id, const std::string &worker_id, const nlohmann::json &result)
 {
-  complete_raw(job_id, worker_id, result.dump());
+  complete_raw(job_id, worker_id, detail::encode_json(result, "result"));
 }
 
 void connection::complete_raw(std::int64_t job_id, const std::string &worker_id, const std::string &result_json)
@@ -438,8 +438,8 @@ std::optional<time_point> connection::schedule(const std::string &name, const st
                                                const schedule_options &o)
 {
   detail::result res =
-      run(calls::schedule, {name, cron, job_type, payload.dump(), o.queue, text(static_cast<std::int64_t>(o.priority)),
-                            opt(o.max_attempts), o.time_zone,
+      run(calls::schedule, {name, cron, job_type, detail::encode_json(payload, "payload"), o.queue,
+                            text(static_cast<std::int64_t>(o.priority)), opt(o.max_attempts), o.time_zone,
                             std::string(o.missed == missed_firings::run_once ? "run_once" : "skip"), text(o.paused)});
   if (res.rows() < 1 || res.is_null(0, 0))
     return std::nullopt;

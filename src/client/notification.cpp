@@ -84,6 +84,7 @@ void connection::listen(const std::string &channel)
     m_listener->listen(channel);
     return;
   }
+  check_text(channel, "channel"); // before quoting: PQescapeIdentifier would end the name at a NUL byte
   execute("LISTEN " + quoted_identifier(m_conn, channel));
   m_listening.insert(channel);
 }
@@ -98,6 +99,7 @@ void connection::unlisten(const std::string &channel)
       m_listener->unlisten(channel);
     return;
   }
+  check_text(channel, "channel");
   m_listening.erase(channel);
   execute("UNLISTEN " + quoted_identifier(m_conn, channel));
 }

@@ -10,10 +10,14 @@ namespace pgjq
 
 detail::result connection::run_pipeline(const std::vector<pipeline_step> &steps, std::size_t wanted_step)
 {
+  // Every step's arguments are checked before any statement is prepared or sent.
   std::vector<std::vector<const char *>> values(steps.size());
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (steps[i].command == nullptr)
       values[i] = bind(*steps[i].statement, *steps[i].args);
+  for (const pipeline_step &step : steps)
+    if (step.command == nullptr)
+      prepare(*step.statement);
   // The commands are sent together and answered after the sync. After an error the server skips the rest
   // until the sync, so a step runs only if every step before it in its segment succeeded.
   if (PQenterPipelineMode(m_conn) != 1)

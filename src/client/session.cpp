@@ -1,11 +1,13 @@
 // session.cpp: the session's lifetime (open, borrow, reconnect, close), preparing the catalogue's
-// statements (statements.hpp) once per session, running one with bound text parameters, and the RAII
-// transaction. The calls of the SQL API are in connection.cpp, the pipeline in pipeline.cpp,
+// statements (statements.hpp) once per session, running one with bound text parameters (every text the
+// client sends passes connection::check_text first), and the RAII transaction. The calls of the SQL API are in connection.cpp, the pipeline in pipeline.cpp,
 // notifications in notification.cpp.
 #include <pgjq/connection.hpp>
 
+#include <cstring>
 #include <utility>
 
+#include "codec.hpp"
 #include "result.hpp"
 #include "statements.hpp"
 
@@ -17,6 +19,7 @@ namespace
 
 PGconn *open_session(const std::string &conninfo)
 {
+  detail::check_no_nul(conninfo, "conninfo");
   // expand_dbname lets conninfo be a full connection string or URI; the keys after it override it:
   // payloads are JSON, which is UTF-8.
   const char *keys[] = {"dbname", "fallback_application_name", "client_encoding", nullptr};
@@ -123,21 +126,37 @@ void connection::prepare(const detail::statement &s)
   m_prepared.insert(s.name);
 }
 
+void connection::check_text(std::string_view text, std::string_view argument) const
+{
+  if (detail::check_text(text, argument))
+    return; // ASCII reads the same in every client_encoding
+  const char *encoding = PQparameterStatus(m_conn, "client_encoding");
+  if (encoding != nullptr && std::strcmp(encoding, "UTF8") != 0)
+    throw usage_error(std::string(argument) + " holds non-ASCII text, but the session's client_encoding is " +
+                      encoding + ": the server would read the client's UTF-8 as " + encoding +
+                      " and store other characters; SET client_encoding TO 'UTF8' on the session");
+}
+
 std::vector<const char *> connection::bind(const detail::statement &st,
-                                           const std::vector<std::optional<std::string>> &args)
+                                           const std::vector<std::optional<std::string>> &args) const
 {
   if (m_conn == nullptr)
     throw connection_lost("the connection is closed", std::string());
-  prepare(st);
   std::vector<const char *> values(args.size());
   for (std::size_t i = 0; i < args.size(); ++i)
-    values[i] = args[i] ? args[i]->c_str() : nullptr;
+  {
+    if (!args[i])
+      continue;
+    check_text(*args[i], st.parameter_names[i]);
+    values[i] = args[i]->c_str();
+  }
   return values;
 }
 
 detail::result connection::run(const detail::statement &st, const std::vector<std::optional<std::string>> &args)
 {
   const std::vector<const char *> values = bind(st, args);
+  prepare(st);
   const int count = static_cast<int>(values.size());
   detail::result res = detail::check(
       m_options.pooled ? PQexecParams(m_conn, st.sql, count, st.parameter_types, values.data(), nullptr, nullptr, 0)
@@ -151,6 +170,7 @@ void connection::execute(const std::string &sql)
 {
   if (m_conn == nullptr)
     throw connection_lost("the connection is closed", std::string());
+  check_text(sql, "sql");
   detail::check(PQexec(m_conn, sql.c_str()), m_conn);
   collect_notifications();
 }

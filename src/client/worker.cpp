@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "codec.hpp"
 #include "runner.hpp"
 
 namespace pgjq
@@ -96,11 +97,14 @@ void job_context::progress(int percent, const std::optional<std::string> &curren
   }
 }
 
+void job_context::set_result(const nlohmann::json &result) { set_result_raw(detail::encode_json(result, "result")); }
+
 void job_context::set_result_raw(std::string result_json)
 {
   if (m_held->in_transaction)
     throw usage_error("pgjq::job_context::set_result: a job held by the worker's transaction "
                       "(worker_options::in_transaction) has no result; write it through transaction()");
+  detail::check_text(result_json, "result"); // now, in the handler, rather than when the batch is reported
   m_result = std::move(result_json);
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <pgjq/error.hpp>
@@ -237,9 +238,14 @@ private:
   // transaction is rolled back.
   std::vector<job> claimed_or_rolled_back(detail::result claimed);
   void prepare(const detail::statement &statement);
-  // Prepares the statement on first use and points libpq's parameter array at args (which must outlive it).
+  // Checks every argument (check_text, naming its parameter) and points libpq's parameter array at args
+  // (which must outlive it). Sends nothing: a refused argument leaves the session as it was.
   std::vector<const char *> bind(const detail::statement &statement,
-                                 const std::vector<std::optional<std::string>> &args);
+                                 const std::vector<std::optional<std::string>> &args) const;
+  // The rule for text sent on this session: detail::check_text (no NUL byte, UTF-8), and on a session whose
+  // client_encoding is not UTF8 (a borrowed one) ASCII only, as the server would read the client's UTF-8
+  // as its own encoding; throws usage_error for that.
+  void check_text(std::string_view text, std::string_view argument) const;
   void close() noexcept;
   // Collects the notifications libpq has buffered, keeping those of channels this object LISTENs to.
   void collect_notifications();

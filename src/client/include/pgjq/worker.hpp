@@ -43,7 +43,9 @@ public:
   // Completes the job with this result (one extra call) instead of in the batch's complete_batch.
   // Leased claims only: throws usage_error in in-transaction mode, where the handler writes its results
   // through transaction() instead.
-  void set_result(const nlohmann::json &result) { set_result_raw(result.dump()); }
+  // Throws bad_argument for what JSON text cannot hold (NaN, Infinity, a NUL byte, text that is not UTF-8:
+  // docs/client.md), so that the handler learns it before the job is reported.
+  void set_result(const nlohmann::json &result);
   void set_result_raw(std::string result_json);
   const std::optional<std::string> &result() const noexcept { return m_result; }
 

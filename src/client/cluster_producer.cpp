@@ -1,6 +1,8 @@
 // cluster_producer.cpp: enqueues on the queue's node, through the router when the router must choose.
 #include <pgjq/cluster.hpp>
 
+#include "timeouts.hpp"
+
 namespace pgjq::cluster
 {
 
@@ -58,7 +60,7 @@ connection &producer::node_of_queue(const std::string &queue)
 // job may have committed), is the caller's.
 template <typename Call> auto producer::on_queue_node(const std::string &queue, Call call)
 {
-  if (std::chrono::steady_clock::now() - m_loaded >= m_options.placement_refresh)
+  if (std::chrono::steady_clock::now() - m_loaded >= detail::clock_duration(m_options.placement_refresh))
   {
     // A router that is down must not stop enqueues into nodes that are up: the placement read last
     // serves until the router answers again (a moved queue is still found through the node's refusal).

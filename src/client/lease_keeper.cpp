@@ -6,13 +6,15 @@
 
 #include <pgjq/connection.hpp>
 
+#include "timeouts.hpp"
+
 namespace pgjq::detail
 {
 
 lease_keeper::lease_keeper(std::string conninfo, connection_options session, std::chrono::milliseconds interval,
                            std::function<void(const std::string &)> log, std::atomic<std::uint64_t> &heartbeats)
-    : m_conninfo(std::move(conninfo)), m_session(std::move(session)), m_interval(interval), m_log(std::move(log)),
-      m_heartbeats(heartbeats), m_thread([this] { loop(); })
+    : m_conninfo(std::move(conninfo)), m_session(std::move(session)), m_interval(clock_duration(interval)),
+      m_log(std::move(log)), m_heartbeats(heartbeats), m_thread([this] { loop(); })
 {
 }
 
@@ -45,7 +47,9 @@ void lease_keeper::stop()
 void lease_keeper::loop()
 {
   // Check often enough that no lease goes more than a quarter interval past its due time.
-  const auto tick = std::max(std::chrono::milliseconds(10), std::min(m_interval / 4, std::chrono::milliseconds(1000)));
+  using duration = std::chrono::steady_clock::duration;
+  const duration tick = std::max<duration>(std::chrono::milliseconds(10),
+                                           std::min<duration>(m_interval / 4, std::chrono::milliseconds(1000)));
   std::unique_ptr<connection> conn;
   std::unique_lock<std::mutex> lock(m_mutex);
   while (!m_stop)

@@ -58,7 +58,7 @@ private:
 
   const std::string m_conninfo;
   const connection_options m_session;
-  const std::chrono::milliseconds m_interval;
+  const std::chrono::steady_clock::duration m_interval; // saturated: milliseconds::max() means never
   const std::function<void(const std::string &)> m_log;
   std::atomic<std::uint64_t> &m_heartbeats;
   std::mutex m_mutex;

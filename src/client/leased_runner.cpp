@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "timeouts.hpp"
+
 namespace pgjq
 {
 namespace
@@ -240,7 +242,7 @@ private:
           return outcome::failed;
         }
         std::this_thread::sleep_for(delay);
-        delay = std::min(delay * 2, m_w.options.reconnect_max);
+        delay = detail::doubled_up_to(delay, m_w.options.reconnect_max);
       }
       catch (const std::exception &e)
       {

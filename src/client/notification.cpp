@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "result.hpp"
+#include "timeouts.hpp"
 
 namespace pgjq
 {
@@ -121,16 +122,14 @@ std::optional<notification> connection::wait_for_notification(std::chrono::milli
     throw connection_lost("the connection is closed", std::string());
   if (m_listener)
     return m_listener->wait_for_notification(timeout, interrupt_fd);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = detail::deadline_after(timeout);
   if (m_options.pooled)
   {
     // Nothing LISTENed: sleep out the timeout, unless interrupted.
     pollfd fd{interrupt_fd, POLLIN, 0};
-    while (std::chrono::steady_clock::now() < deadline)
+    for (int left = detail::poll_timeout(deadline); left > 0; left = detail::poll_timeout(deadline))
     {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      const int rc = poll(&fd, interrupt_fd >= 0 ? 1 : 0, static_cast<int>(left.count()) + 1);
+      const int rc = poll(&fd, interrupt_fd >= 0 ? 1 : 0, left);
       if (rc > 0 || (rc < 0 && errno != EINTR))
         break;
     }
@@ -145,16 +144,14 @@ std::optional<notification> connection::wait_for_notification(std::chrono::milli
       m_notifications.pop_front();
       return n;
     }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
+    const int left = detail::poll_timeout(deadline);
+    if (left == 0)
       return std::nullopt;
     const int sock = PQsocket(m_conn);
     if (sock < 0)
       detail::throw_connection_lost(m_conn, "the connection to the server was lost");
     pollfd fds[2] = {{sock, POLLIN, 0}, {interrupt_fd, POLLIN, 0}};
-    // Round up so that a wait of 0.4 ms does not spin.
-    const int rc = poll(fds, interrupt_fd >= 0 ? 2 : 1, static_cast<int>(left.count()) + 1);
+    const int rc = poll(fds, interrupt_fd >= 0 ? 2 : 1, left);
     if (rc < 0)
     {
       if (errno == EINTR)
@@ -241,7 +238,7 @@ std::optional<job> connection::wait_for_completion(std::int64_t job_id, std::chr
   if (PQtransactionStatus(m_conn) != PQTRANS_IDLE)
     throw usage_error("pgjq::connection::wait_for_completion: inside a transaction block, where notifications "
                       "are not delivered");
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = detail::deadline_after(timeout);
   if (!can_listen())
     return wait_for_completion_polling(job_id, deadline);
 

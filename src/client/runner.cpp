@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "timeouts.hpp"
+
 namespace pgjq
 {
 
@@ -40,7 +42,7 @@ void runner::run()
       m_w.log("connection lost (" + std::string(e.what()) + "); reconnecting in " + std::to_string(delay.count()) +
               " ms");
       m_w.stop.sleep_for(delay);
-      delay = std::min(delay * 2, m_w.options.reconnect_max);
+      delay = detail::doubled_up_to(delay, m_w.options.reconnect_max);
     }
     catch (const std::exception &e)
     {
@@ -48,7 +50,7 @@ void runner::run()
       batch_lost();
       m_w.log(std::string("claim or report failed: ") + e.what());
       m_w.stop.sleep_for(delay);
-      delay = std::min(delay * 2, m_w.options.reconnect_max);
+      delay = detail::doubled_up_to(delay, m_w.options.reconnect_max);
     }
   }
   finish();
@@ -77,7 +79,7 @@ void runner::ensure_connection()
 void runner::idle_wait()
 {
   ++m_w.idle_waits;
-  const auto deadline = std::chrono::steady_clock::now() + m_w.options.idle_timeout;
+  const auto deadline = detail::deadline_after(m_w.options.idle_timeout);
   while (!m_w.stop.requested())
   {
     const auto left =

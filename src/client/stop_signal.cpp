@@ -11,6 +11,8 @@
 
 #include <pgjq/error.hpp>
 
+#include "timeouts.hpp"
+
 namespace pgjq::detail
 {
 
@@ -51,17 +53,16 @@ void stop_signal::request() noexcept
 
 bool stop_signal::sleep_for(std::chrono::milliseconds duration) const noexcept
 {
-  const auto deadline = std::chrono::steady_clock::now() + duration;
+  const auto deadline = deadline_after(duration);
   for (;;)
   {
     if (requested())
       return false;
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
+    const int left = poll_timeout(deadline);
+    if (left == 0)
       return true;
     pollfd pfd{m_pipe[0], POLLIN, 0};
-    poll(&pfd, 1, static_cast<int>(left.count()));
+    poll(&pfd, 1, left);
   }
 }
 

@@ -1,7 +1,8 @@
 // test_bad_input.cpp: the client refuses what it could not send unchanged, before it sends anything: a NUL
 // byte (libpq takes C strings, so the text would end there), text that is not UTF-8, JSON values that JSON
 // text cannot hold (NaN, Infinity, binary), and non-ASCII text on a session that does not speak UTF-8.
-// "Nothing was sent" is checked in libpq's own protocol trace of the session, not assumed.
+// "Nothing was sent" is checked in libpq's own protocol trace of the session, not assumed. And a timeout
+// longer than the clock counts (milliseconds::max(), "forever") is kept, not wrapped into the past.
 #include "fixture.hpp"
 
 #include <cmath>
@@ -172,13 +173,18 @@ const std::vector<text_argument> &text_arguments()
       {"enqueue_batch_raw", "payloads", false,
        [](conn &c, str q, str bad) { c.enqueue_batch_raw("t", "[{}, {\"a\": \"" + bad + "\"}]", into(q)); }},
       {"claim", "worker_id", false, [](conn &c, str q, str bad) { c.claim(bad, {}, 1, q); }},
-      {"claim", "job_types", false, [](conn &c, str q, str bad) { c.claim("w", {"t", bad}, 1, q); }},
+      {"claim", "job_types", false,
+       [](conn &c, str q, str bad) {
+         c.claim("w", {"t", bad}, 1, q);
+       }},
       {"claim", "queue_name", false, [](conn &c, str, str bad) { c.claim("w", {}, 1, bad); }},
-      {"complete_and_claim", "worker_id", false, [](conn &c, str q, str bad) { c.complete_and_claim(bad, {}, {}, 1, q); }},
+      {"complete_and_claim", "worker_id", false,
+       [](conn &c, str q, str bad) { c.complete_and_claim(bad, {}, {}, 1, q); }},
       {"claim_in_transaction", "worker_id", true,
        [](conn &c, str q, str bad) { c.claim_in_transaction(bad, {}, 1, q); }},
       {"begin_and_claim", "worker_id", false, [](conn &c, str q, str bad) { c.begin_and_claim(bad, {}, 1, q); }},
-      {"complete_in_transaction", "worker_id", true, [](conn &c, str, str bad) { c.complete_in_transaction({1}, bad); }},
+      {"complete_in_transaction", "worker_id", true,
+       [](conn &c, str, str bad) { c.complete_in_transaction({1}, bad); }},
       {"complete_and_commit", "worker_id", true, [](conn &c, str, str bad) { c.complete_and_commit({1}, bad); }},
       {"complete_commit_and_claim", "job_types", true,
        [](conn &c, str q, str bad) { c.complete_commit_and_claim({}, "w", {bad}, 1, q); }},
@@ -287,7 +293,8 @@ void every_text_argument_refuses(const std::string &bad, const std::string &sqls
     traced_session::settings s;
     s.in_transaction = a.in_transaction;
     traced_session session(s);
-    expect_refused(what, [&] { a.run(session.client(), q.name(), bad); }, a.argument, sqlstate);
+    expect_refused(
+        what, [&] { a.run(session.client(), q.name(), bad); }, a.argument, sqlstate);
     BOOST_TEST(session.trace().empty(), what << ": the client sent something:\n" << session.trace());
   }
   pgjq::connection db(conninfo());
@@ -324,12 +331,14 @@ void every_json_argument_refuses(const nlohmann::json &value, const std::string 
   for (const json_call &call : calls)
   {
     traced_session session;
-    expect_refused(call.call, [&] { call.run(session.client()); }, call.names, sqlstate);
+    expect_refused(
+        call.call, [&] { call.run(session.client()); }, call.names, sqlstate);
     BOOST_TEST(session.trace().empty(), call.call << ": the client sent something:\n" << session.trace());
   }
   // Where the value sits, as a JSON pointer.
   traced_session session;
-  expect_refused("enqueue's place", [&] { session.client().enqueue("t", nested, q.into()); }, "/a/1/b", sqlstate);
+  expect_refused(
+      "enqueue's place", [&] { session.client().enqueue("t", nested, q.into()); }, "/a/1/b", sqlstate);
   expect_refused(
       "enqueue_batch's place", [&] { session.client().enqueue_batch("t", batch, q.into()); }, "/1/a/1/b", sqlstate);
   pgjq::connection db(conninfo());
@@ -351,7 +360,9 @@ BOOST_AUTO_TEST_CASE(a_nul_byte_in_any_text_argument_is_refused_before_anything_
 
 BOOST_AUTO_TEST_CASE(invalid_utf8_in_any_text_argument_is_refused_before_anything_is_sent)
 {
-  every_text_argument_refuses("ok\xff" "tail", "22021");
+  every_text_argument_refuses("ok\xff"
+                              "tail",
+                              "22021");
 }
 
 // The finding's example: the second key lost its tail, met the first, and enqueue returned the first job's id.
@@ -362,8 +373,10 @@ BOOST_AUTO_TEST_CASE(two_unique_keys_that_differ_after_a_nul_byte_do_not_collide
   pgjq::enqueue_options first = q.into(), second = q.into();
   first.unique_key = std::string("key\0one", 7);
   second.unique_key = std::string("key\0two", 7);
-  expect_refused("first", [&] { db.enqueue("t", empty, first); }, "unique_key", "22021");
-  expect_refused("second", [&] { db.enqueue("t", empty, second); }, "unique_key", "22021");
+  expect_refused(
+      "first", [&] { db.enqueue("t", empty, first); }, "unique_key", "22021");
+  expect_refused(
+      "second", [&] { db.enqueue("t", empty, second); }, "unique_key", "22021");
   BOOST_TEST(jobs_in(db, q).empty());
 }
 
@@ -465,7 +478,11 @@ BOOST_AUTO_TEST_CASE(a_pooled_connection_refuses_the_same_text_before_sending_it
       "pooled enqueue", [&] { session.client().enqueue(std::string("t\0ail", 5), empty, q.into()); }, "job_type",
       "22021");
   expect_refused(
-      "pooled enqueue", [&] { session.client().enqueue("t", {{"x", not_a_number}}, q.into()); }, "payload", "22P02");
+      "pooled enqueue",
+      [&] {
+        session.client().enqueue("t", {{"x", not_a_number}}, q.into());
+      },
+      "payload", "22P02");
   BOOST_TEST(session.trace().empty(), session.trace());
 }
 
@@ -478,11 +495,35 @@ BOOST_AUTO_TEST_CASE(the_client_accepts_exactly_the_text_the_server_takes_as_utf
   std::mt19937_64 random(seed);
   // Pieces around every edge of UTF-8: ASCII, NUL, each sequence length at its lowest and highest, overlong
   // forms, surrogates, beyond U+10FFFF, lone continuation bytes, bytes that never occur, and cut sequences.
-  static const std::vector<std::string> pieces = {
-      "a", "~", std::string(1, '\0'), "\x7f", "\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xee\x80\x80",
-      "\xef\xbf\xbf", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xc0\xaf", "\xc1\xbf", "\xe0\x9f\xbf",
-      "\xed\xa0\x80", "\xed\xbf\xbf", "\xf0\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\x80", "\xbf",
-      "\xfe", "\xff", "\xc2", "\xe2\x82", "\xf0\x9f\x99", "\xc3\xa9", "\xf0\x9f\x99\x82"};
+  static const std::vector<std::string> pieces = {"a",
+                                                  "~",
+                                                  std::string(1, '\0'),
+                                                  "\x7f",
+                                                  "\xc2\x80",
+                                                  "\xdf\xbf",
+                                                  "\xe0\xa0\x80",
+                                                  "\xed\x9f\xbf",
+                                                  "\xee\x80\x80",
+                                                  "\xef\xbf\xbf",
+                                                  "\xf0\x90\x80\x80",
+                                                  "\xf4\x8f\xbf\xbf",
+                                                  "\xc0\xaf",
+                                                  "\xc1\xbf",
+                                                  "\xe0\x9f\xbf",
+                                                  "\xed\xa0\x80",
+                                                  "\xed\xbf\xbf",
+                                                  "\xf0\x8f\xbf\xbf",
+                                                  "\xf4\x90\x80\x80",
+                                                  "\xf5\x80\x80\x80",
+                                                  "\x80",
+                                                  "\xbf",
+                                                  "\xfe",
+                                                  "\xff",
+                                                  "\xc2",
+                                                  "\xe2\x82",
+                                                  "\xf0\x9f\x99",
+                                                  "\xc3\xa9",
+                                                  "\xf0\x9f\x99\x82"};
   std::uniform_int_distribution<int> length(1, 4);
   std::uniform_int_distribution<std::size_t> piece(0, pieces.size() - 1);
   pgjq::connection server(conninfo());
@@ -566,6 +607,107 @@ BOOST_AUTO_TEST_CASE(a_session_that_does_not_speak_utf8_refuses_non_ascii_text_b
   pgjq::connection db(conninfo());
   BOOST_TEST(db.get_job(id)->type == "plain");
   BOOST_TEST(jobs_in(db, q).size() == 1u);
+}
+
+// milliseconds::max() in the steady clock's nanoseconds wraps round to -1 ms: the wait ended at once.
+constexpr std::chrono::milliseconds forever = std::chrono::milliseconds::max();
+
+BOOST_AUTO_TEST_CASE(a_wait_for_completion_of_milliseconds_max_waits_for_the_job)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  std::future<std::optional<pgjq::job>> waited = std::async(std::launch::async,
+                                                            [&]
+                                                            {
+                                                              pgjq::connection waiter(conninfo());
+                                                              return waiter.wait_for_completion(id, forever);
+                                                            });
+  // The wait must still be going on once it had time to read the job and sleep.
+  BOOST_TEST((waited.wait_for(1500ms) == std::future_status::timeout), "the wait returned before the job ended");
+  BOOST_REQUIRE(db.claim("w", {}, 1, q.name()).size() == 1u);
+  db.complete(id, "w");
+  BOOST_REQUIRE((waited.wait_for(30s) == std::future_status::ready));
+  const std::optional<pgjq::job> done = waited.get();
+  BOOST_REQUIRE(done.has_value());
+  BOOST_TEST((done->status == pgjq::job_status::completed));
+}
+
+BOOST_AUTO_TEST_CASE(a_wait_for_notification_of_milliseconds_max_waits_for_the_notification)
+{
+  pgjq::connection listener(conninfo());
+  const std::string channel = "pgjq_test_forever_" + std::to_string(getpid());
+  listener.listen(channel);
+  std::future<std::optional<pgjq::notification>> waited =
+      std::async(std::launch::async, [&] { return listener.wait_for_notification(forever); });
+  BOOST_TEST((waited.wait_for(1500ms) == std::future_status::timeout), "the wait returned without a notification");
+  pgjq::connection sender(conninfo());
+  sender.execute("NOTIFY " + channel + ", 'hello'");
+  BOOST_REQUIRE((waited.wait_for(30s) == std::future_status::ready));
+  const std::optional<pgjq::notification> n = waited.get();
+  BOOST_REQUIRE(n.has_value());
+  BOOST_TEST(n->payload == "hello");
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_idle_timeout_of_milliseconds_max_sleeps_until_woken)
+{
+  scoped_queue q;
+  pgjq::worker_options o = worker_options_for(q);
+  o.idle_timeout = forever;
+  pgjq::worker w(o);
+  w.on("t", [](pgjq::job_context &) {});
+  worker_thread t(w);
+  BOOST_REQUIRE(wait_until([&] { return w.stats().idle_waits >= 1; }, 30s));
+  std::this_thread::sleep_for(1500ms); // a window in which a wrapped timeout claims again and again
+  BOOST_TEST(w.stats().idle_waits == 1u, "the runner woke " << w.stats().idle_waits << " times with nothing to do");
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into()); // its NOTIFY wakes the runner
+  BOOST_TEST(wait_until([&] { return db.get_job(id)->status == pgjq::job_status::completed; }, 30s));
+  t.stop();
+  BOOST_TEST(t.error().empty(), t.error());
+}
+
+BOOST_AUTO_TEST_CASE(a_heartbeat_interval_of_milliseconds_max_sends_no_heartbeats)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  pgjq::worker_options o = worker_options_for(q);
+  o.heartbeat_interval = forever;
+  pgjq::worker w(o);
+  std::atomic<bool> started{false}, let_go{false};
+  w.on("t",
+       [&](pgjq::job_context &)
+       {
+         started = true;
+         while (!let_go)
+           std::this_thread::sleep_for(10ms);
+       });
+  worker_thread t(w);
+  BOOST_REQUIRE(wait_until([&] { return started.load(); }, 30s));
+  std::this_thread::sleep_for(2500ms); // the lease keeper looks every second
+  BOOST_TEST(w.stats().heartbeats == 0u);
+  let_go = true;
+  BOOST_TEST(wait_until([&] { return db.get_job(id)->status == pgjq::job_status::completed; }, 30s));
+}
+
+BOOST_AUTO_TEST_CASE(a_reconnect_backoff_of_milliseconds_max_waits_instead_of_retrying_at_once)
+{
+  scoped_queue q;
+  pgjq::worker_options o = worker_options_for(q);
+  o.conninfo = "host=/nonexistent-pgjq-socket-dir connect_timeout=2";
+  o.reconnect_min = forever;
+  o.reconnect_max = forever;
+  std::atomic<int> attempts{0};
+  o.log = [&](const std::string &) { ++attempts; };
+  pgjq::worker w(o);
+  w.on("t", [](pgjq::job_context &) {});
+  worker_thread t(w);
+  BOOST_REQUIRE(wait_until([&] { return attempts.load() >= 1; }, 30s));
+  std::this_thread::sleep_for(1500ms); // a window in which a wrapped backoff tries again and again
+  BOOST_TEST(attempts.load() == 1, "the runner tried " << attempts.load() << " times");
+  t.stop(); // the stop wakes the backoff's sleep
+  BOOST_TEST(t.error().empty(), t.error());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -7,6 +7,9 @@ EXTENSION  = pgjq pgjq_router
 MODULE_big = pgjq
 EXT_SRCS   = $(sort $(wildcard src/extension/*.cpp src/extension/*/*.cpp))
 OBJS       = $(EXT_SRCS:.cpp=.o)
+# pgjq_router.so, the router database's own module (it parses a node's conninfo with libpq): never pgjq.so,
+# whose _PG_init would register pgjq's hooks in the router database. Linked with libpq below.
+MODULES    = src/router/pgjq_router
 DATA       = $(sort $(wildcard src/extension/pgjq--*.sql src/router/pgjq_router--*.sql))
 PGFILEDESC = "pgjq - job queue inside PostgreSQL"
 
@@ -57,6 +60,12 @@ endif
 
 installcheck: bindir = $(STAGE_BIN)
 
+# The router's module calls libpq, as contrib/dblink does: libpq's header directory comes after the server's
+# (it holds a pg_config.h of its own), and the link names libpq, which PGXS's rule for MODULES does not.
+src/router/pgjq_router.o: override CPPFLAGS += -I$(libpq_srcdir)
+src/router/pgjq_router$(DLSUFFIX): src/router/pgjq_router.o
+	$(CXX) $(CXXFLAGS) $< $(LDFLAGS) $(LDFLAGS_SL) -shared -o $@ $(libpq) -lstdc++
+
 $(TAP_HELPER): tests/t/helpers/pgjq_listen.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -o $@ $< -I$(shell $(PG_CONFIG) --includedir) -L$(shell $(PG_CONFIG) --libdir) -lpq
@@ -76,4 +85,4 @@ bench:
 	bash scripts/bench.sh
 
 # after every target, so that the dependency files' rules never become the default goal
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(addsuffix .d, $(MODULES))

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Formats the C++ with clang-format: src/extension by its own .clang-format, everything else by the root one.
+# Formats the C++ with clang-format: src/extension by its own .clang-format (src/router, also code inside
+# PostgreSQL, links to it), everything else by the root one.
 #   bash scripts/format.sh           rewrite the files in place
 #   bash scripts/format.sh --check   change nothing; fail and name the files that differ (run by scripts/test.sh)
 set -euo pipefail

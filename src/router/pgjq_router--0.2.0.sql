@@ -45,6 +45,53 @@ CREATE FUNCTION pgjq_router.nodes(OUT node integer, OUT conninfo text) RETURNS S
 $$;
 GRANT EXECUTE ON FUNCTION pgjq_router.nodes() TO PUBLIC;
 
+-- What a node's conninfo may say. Everyone reads it (nodes()), and PL/Proxy connects every role of the
+-- router with it, so it says where the node is and how to reach and verify it, and nothing else: every
+-- keyword not listed is refused (22023), among them user, password, passfile and service (which would
+-- connect every role as one user, or publish a secret), sslcert, sslkey and sslpassword (which would lend
+-- the router server's own client certificate), and options, replication and client_encoding (which change
+-- the sessions PL/Proxy relies on). docs/scale-out.md lists the keywords. The string is read as libpq reads
+-- it, by libpq (pgjq_router.so): a pattern cannot know that dbname='x'user=y sets a user.
+CREATE FUNCTION pgjq_router.conninfo_keywords(conninfo text) RETURNS text[]
+    LANGUAGE c STABLE STRICT AS 'MODULE_PATHNAME', 'pgjq_conninfo_keywords';
+CREATE FUNCTION pgjq_router.checked_conninfo(conninfo text, node integer) RETURNS text
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    allowed CONSTANT text[] := ARRAY[
+        'host', 'hostaddr', 'port', 'dbname',                                   -- where the node is
+        'connect_timeout', 'keepalives', 'keepalives_idle', 'keepalives_interval', 'keepalives_count',
+        'tcp_user_timeout',                                                     -- how long to wait for it
+        'target_session_attrs', 'load_balance_hosts',                           -- which of its servers
+        'sslmode', 'sslnegotiation', 'sslrootcert', 'sslcrl', 'sslcrldir', 'sslsni', 'sslcertmode',
+        'ssl_min_protocol_version', 'ssl_max_protocol_version', 'channel_binding', 'require_auth',
+        'requirepeer', 'gssencmode', 'krbsrvname',                              -- how to verify it
+        'application_name'];                                                    -- what its sessions are called
+    refused text[];
+BEGIN
+    IF conninfo IS NULL OR length(conninfo) NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'pgjq: the conninfo of node % must hold 1 to 1000 characters', node
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    refused := ARRAY(SELECT k FROM unnest(pgjq_router.conninfo_keywords(conninfo)) k WHERE k <> ALL (allowed));
+    IF cardinality(refused) > 0 THEN
+        RAISE EXCEPTION 'pgjq: the conninfo of node % must not set %', node, array_to_string(refused, ', ')
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Every role of the router reads the nodes'' conninfos, and PL/Proxy connects every role with them.',
+                  HINT = 'Users and passwords go into user mappings for SERVER pgjq_nodes. A conninfo may set only '
+                         || array_to_string(allowed, ', ') || '.';
+    END IF;
+    -- PL/Proxy hands a conninfo that contains "user=" anywhere, a value included, to libpq as it is, without
+    -- the user of the calling role or of its user mapping: libpq would connect as the router server's
+    -- operating system user.
+    IF strpos(conninfo, 'user=') > 0 THEN
+        RAISE EXCEPTION 'pgjq: the conninfo of node % must not contain "user="', node
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'PL/Proxy would connect every role as the router server''s operating system user.';
+    END IF;
+    RETURN conninfo;
+END
+$$;
+
 CREATE FUNCTION pgjq_router.checked_node(node integer) RETURNS integer
     LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -887,43 +934,31 @@ CREATE EVENT TRIGGER pgjq_router_guard_user_mappings ON ddl_command_end
     EXECUTE FUNCTION pgjq_router.guard_user_mappings();
 
 -- Adds a node (a database with pgjq, no unfinished jobs) as the next node number and makes it draw ids
--- that name it. The conninfo must not hold a password: passwords belong in user mappings of pgjq_nodes
--- (the PUBLIC mapping made here connects as the calling role, with .pgpass or trust).
+-- that name it. Its conninfo is checked (checked_conninfo): no user, no password; passwords belong in user
+-- mappings of pgjq_nodes (the PUBLIC mapping made here connects as the calling role, with .pgpass or trust).
 CREATE FUNCTION pgjq_router.add_node(conninfo text) RETURNS integer
     LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    node integer;
+    node integer := 0;
+    first boolean;
 BEGIN
-    IF conninfo IS NULL OR length(conninfo) NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'pgjq: conninfo must hold 1 to 1000 characters' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF conninfo ~* '^\s*postgres(ql)?:' THEN
-        RAISE EXCEPTION 'pgjq: a node''s conninfo must be keyword=value pairs, not a URI' USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'PL/Proxy appends the user to it.';
-    END IF;
-    IF conninfo ~* '(^|\s)(ssl)?password\s*=' THEN
-        RAISE EXCEPTION 'pgjq: a node''s conninfo must not hold a password' USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'Everyone may read the nodes'' conninfo: put passwords in a user mapping for SERVER pgjq_nodes.';
-    END IF;
-    IF conninfo ~* '(^|\s)user\s*=' THEN
-        RAISE EXCEPTION 'pgjq: a node''s conninfo must not name a user' USING ERRCODE = 'invalid_parameter_value',
-            DETAIL = 'PL/Proxy would connect every role of the router as that user.',
-            HINT = 'Each role connects as itself; a user mapping for SERVER pgjq_nodes may name another.';
-    END IF;
     LOCK TABLE pgjq_router.placements IN SHARE ROW EXCLUSIVE MODE;  -- one add_node at a time
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server WHERE srvname = 'pgjq_nodes') THEN
+    first := NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server WHERE srvname = 'pgjq_nodes');
+    IF NOT first THEN
+        SELECT count(*) INTO node FROM pgjq_router.nodes();
+        IF node >= 1024 THEN
+            RAISE EXCEPTION 'pgjq: a cluster holds at most 1024 nodes' USING ERRCODE = 'program_limit_exceeded';
+        END IF;
+    END IF;
+    PERFORM pgjq_router.checked_conninfo(conninfo, node);
+    IF first THEN
         -- Text transfer: a node's regrole and enum values cross as names, never as oids. PL/Proxy refuses
         -- a cluster without partitions, so the server comes with its first node.
         EXECUTE format('CREATE SERVER pgjq_nodes FOREIGN DATA WRAPPER plproxy'
                        ' OPTIONS (modular_mapping %L, disable_binary %L, p0 %L)', '1', '1', conninfo);
         CREATE USER MAPPING FOR PUBLIC SERVER pgjq_nodes;
         GRANT USAGE ON FOREIGN SERVER pgjq_nodes TO PUBLIC;
-        node := 0;
     ELSE
-        SELECT count(*) INTO node FROM pgjq_router.nodes();
-        IF node >= 1024 THEN
-            RAISE EXCEPTION 'pgjq: a cluster holds at most 1024 nodes' USING ERRCODE = 'program_limit_exceeded';
-        END IF;
         EXECUTE format('ALTER SERVER pgjq_nodes OPTIONS (ADD %I %L)', 'p' || node, conninfo);
     END IF;
     PERFORM pgjq_router.join_cluster_on(node);
@@ -934,6 +969,18 @@ BEGIN
     RETURN node;
 END
 $$;
+
+-- The same check for every node whoever sets its conninfo: ALTER SERVER pgjq_nodes OPTIONS (SET p1 ...) is
+-- the documented way to change one (a failover), and the server's owner and superusers may add one by hand.
+CREATE FUNCTION pgjq_router.guard_node_conninfos() RETURNS event_trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM pgjq_router.checked_conninfo(n.conninfo, n.node) FROM pgjq_router.nodes() n;
+END
+$$;
+CREATE EVENT TRIGGER pgjq_router_guard_node_conninfos ON ddl_command_end
+    WHEN TAG IN ('CREATE SERVER', 'ALTER SERVER')
+    EXECUTE FUNCTION pgjq_router.guard_node_conninfos();
 
 -- Places a queue the router does not place yet: partition i on nodes[i] (one node: an ordinary queue).
 -- The queue may already exist on those nodes (a queue made on a node before the router knew it);

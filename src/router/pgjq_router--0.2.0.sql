@@ -32,7 +32,7 @@ CREATE TABLE pgjq_router.placements (
 SELECT pg_catalog.pg_extension_config_dump('pgjq_router.placements', '');
 -- Everyone may read where queues live (the cluster client needs it: queue names are not secret from the
 -- router's roles). Only the owner writes it; create_queue and drop_queue through the router record what the
--- nodes did through record_placement and forget_placement.
+-- nodes did through mark_created and forget_placement.
 GRANT SELECT ON pgjq_router.placements TO PUBLIC;
 
 -- Node n is the server's option pn: PL/Proxy's partition n (modular_mapping: any number of nodes).
@@ -564,28 +564,14 @@ CREATE FUNCTION pgjq_router.queue_exists_on(node integer, queue_name text) RETUR
     SELECT EXISTS (SELECT FROM pgjq.queues q WHERE q.queue_name = queue_name);
 $$;
 
--- The placement follows what the nodes hold, checked with the owner's rights, so that whoever may create or
--- drop a queue on a node (its capabilities decide) has the router follow, and nobody can place or forget a
--- queue against the nodes' word:
--- - record_placement places an unplaced queue on the one node that holds it (a queue every node holds,
---   like `default`, is for place_queue);
+-- A placed queue follows what the nodes hold, checked with the owner's rights, so that whoever may create or
+-- drop a placed queue on its nodes (their capabilities decide) has the router follow, and nobody can forget
+-- a queue against the nodes' word:
 -- - mark_created notes that a placed queue exists on all its nodes;
 -- - forget_placement removes a placement only once the queue existed and no node holds it any more.
-CREATE FUNCTION pgjq_router.record_placement(queue_name text, node integer) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    IF EXISTS (SELECT FROM pgjq_router.placements p WHERE p.queue_name = record_placement.queue_name) THEN
-        RETURN;
-    END IF;
-    IF NOT pgjq_router.queue_exists_on(node, queue_name)
-       OR EXISTS (SELECT FROM pgjq_router.nodes() n
-                   WHERE n.node <> record_placement.node AND pgjq_router.queue_exists_on(n.node, queue_name)) THEN
-        RAISE EXCEPTION 'pgjq: queue "%" is not held by node % alone', queue_name, node
-            USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'pgjq_router.place_queue places it.';
-    END IF;
-    INSERT INTO pgjq_router.placements (queue_name, partition, node, created) VALUES (queue_name, 0, node, true);
-END
-$$;
+-- Placing a queue is the router owner's alone (place_queue, or create_queue of a queue without a placement):
+-- no function places one with the owner's rights, for it would let any role ask the nodes, as the owner,
+-- which queues they hold, and take a name before the owner's place_queue.
 CREATE FUNCTION pgjq_router.mark_created(queue_name text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -605,13 +591,14 @@ BEGIN
     DELETE FROM pgjq_router.placements p WHERE p.queue_name = forget_placement.queue_name;
 END
 $$;
-GRANT EXECUTE ON FUNCTION pgjq_router.queue_exists_on(integer, text), pgjq_router.record_placement(text, integer),
-    pgjq_router.mark_created(text), pgjq_router.forget_placement(text)
+GRANT EXECUTE ON FUNCTION pgjq_router.queue_exists_on(integer, text), pgjq_router.mark_created(text),
+    pgjq_router.forget_placement(text)
     TO PUBLIC;
 
--- A queue the router does not place yet goes to the node chosen by the hash of its name, and stays there
--- (the placement is stored: adding nodes later moves nothing). With a placement (place_queue), each of its
--- nodes gets the queue. The nodes decide who may: the caller needs admin there.
+-- With a placement (place_queue), each of the queue's nodes gets the queue; the nodes decide who may (the
+-- caller needs admin there). A queue the router does not place yet is placed by the hash of its name, and
+-- stays there (the placement is stored: adding nodes later moves nothing); placing is the router owner's
+-- (whoever may write pgjq_router.placements), so others are refused before any node is asked.
 CREATE FUNCTION pgjq.create_queue(queue_name text, max_pending bigint DEFAULT NULL, fifo boolean DEFAULT false,
                                   max_attempts integer DEFAULT 3, lease interval DEFAULT '5 minutes',
                                   group_concurrency integer DEFAULT 1, max_running integer DEFAULT NULL,
@@ -635,6 +622,11 @@ BEGIN
         PERFORM pgjq_router.mark_created(queue_name);
         RETURN;
     END IF;
+    IF NOT has_table_privilege('pgjq_router.placements', 'INSERT') THEN
+        RAISE EXCEPTION 'pgjq: queue "%" has no placement, and only the router''s owner places a queue', queue_name
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'The router''s owner places it (pgjq_router.place_queue); then create it through the router.';
+    END IF;
     SELECT n.node INTO node FROM pgjq_router.nodes() n ORDER BY n.node
     OFFSET (hashtext(queue_name)::bigint & 2147483647) % greatest((SELECT count(*) FROM pgjq_router.nodes()), 1)
      LIMIT 1;
@@ -642,9 +634,13 @@ BEGIN
         RAISE EXCEPTION 'pgjq: the cluster has no nodes' USING ERRCODE = 'object_not_in_prerequisite_state',
             HINT = 'Add them with pgjq_router.add_node(conninfo).';
     END IF;
+    IF EXISTS (SELECT FROM pgjq_router.nodes() n WHERE pgjq_router.queue_exists_on(n.node, queue_name)) THEN
+        RAISE EXCEPTION 'pgjq: queue "%" exists on a node, but the router does not place it', queue_name
+            USING ERRCODE = 'duplicate_object', HINT = 'pgjq_router.place_queue registers it where it is.';
+    END IF;
     PERFORM pgjq_router.create_queue_on(node, queue_name, max_pending, fifo, max_attempts, lease, group_concurrency,
                                         max_running, rate_limit, rate_interval, job_timeout);
-    PERFORM pgjq_router.record_placement(queue_name, node);
+    INSERT INTO pgjq_router.placements (queue_name, partition, node, created) VALUES (queue_name, 0, node, true);
 END
 $$;
 

@@ -136,7 +136,7 @@ for my $call (q{SELECT pgjq_router.add_node('host=/tmp')}, q{SELECT pgjq_router.
 	q{ALTER SERVER pgjq_nodes OPTIONS (SET p1 'host=/tmp dbname=postgres')})
 {
 	($ret, $out, $err) = $router->psql('postgres', $call, extra_params => [ '-U', 'app' ]);
-	like($err, qr/permission denied|lacks|does not exist|not held by node|placement of queue .* stays|only the owner of server|must be owner/,
+	like($err, qr/permission denied|lacks|does not exist|not held by node|placement of queue .* stays|only the owner of server|must be owner|only the router's owner places/,
 		"a role that is not the router's owner is refused: $call");
 }
 is($router->safe_psql('postgres', q{SELECT string_agg(queue_name || ':' || node, ',' ORDER BY queue_name) FROM pgjq_router.placements
@@ -144,6 +144,35 @@ is($router->safe_psql('postgres', q{SELECT string_agg(queue_name || ':' || node,
 is($router->safe_psql('postgres', q{SELECT count(*) FROM pg_user_mappings WHERE srvname = 'pgjq_nodes'}), '1',
 	'and so are the user mappings');
 is(server_options(), $options_before, 'and the nodes\' conninfos');
+# Placing a queue is the router owner's, through place_queue or a create_queue of an unplaced queue: a role
+# that may create queues on every node (admin for every queue there) creates a placed queue through the
+# router, but neither places a new one nor records a queue made on a node, which would probe the nodes
+# with the owner's rights and take the owner's place_queue.
+$_->safe_psql('postgres', 'CREATE ROLE tenant_admin LOGIN') for ($router, @nodes);
+$router->safe_psql('postgres', q{SELECT pgjq.grant_admin('tenant_admin')});
+is(sqlstate_of($router, q{SELECT pgjq.create_queue('tenantq')}, extra_params => [ '-U', 'tenant_admin' ]), '42501',
+	'an admin of the nodes does not place a new queue through create_queue');
+is(join(',', map { $_->safe_psql('postgres', q{SELECT count(*) FROM pgjq.queues WHERE queue_name = 'tenantq'}) } @nodes), '0,0,0',
+	'and no node got it');
+$nodes[1]->safe_psql('postgres', q{SELECT pgjq.create_queue('made_on_node')});
+for my $role ('app', 'tenant_admin')
+{
+	$router->psql('postgres', q{SELECT pgjq_router.record_placement('made_on_node', 1)}, extra_params => [ '-U', $role ]);
+	$router->psql('postgres', q{SELECT pgjq.create_queue('made_on_node')}, extra_params => [ '-U', $role ]);
+}
+is($router->safe_psql('postgres', q{SELECT count(*) FROM pgjq_router.placements WHERE queue_name IN ('tenantq', 'made_on_node')}), '0',
+	'no role but the owner records the placement of a queue made on a node');
+is(sqlstate_of($router, q{SELECT pgjq.create_queue('made_on_node')}), '42710',
+	'and the owner\'s create_queue of it is refused: place_queue registers it where it is');
+is(join(',', map { $_->safe_psql('postgres', q{SELECT count(*) FROM pgjq.queues WHERE queue_name = 'made_on_node'}) } @nodes), '0,1,0',
+	'so that no second copy is made on another node');
+$router->safe_psql('postgres', q{SELECT pgjq_router.place_queue('tenantq', ARRAY[2])});
+$router->safe_psql('postgres', q{SELECT pgjq.create_queue('tenantq')}, extra_params => [ '-U', 'tenant_admin' ]);
+is($nodes[2]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.queues WHERE queue_name = 'tenantq'}), '1',
+	'once the owner placed it, the nodes\' admin creates it through the router');
+$router->safe_psql('postgres', q{SELECT pgjq.drop_queue('tenantq')}, extra_params => [ '-U', 'tenant_admin' ]);
+$nodes[1]->safe_psql('postgres', q{SELECT pgjq.drop_queue('made_on_node')});
+$router->safe_psql('postgres', q{SELECT pgjq.revoke_admin('tenant_admin')});
 $router->safe_psql('postgres', q{SELECT pgjq_router.place_queue('later', ARRAY[1])});
 ($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq_router.forget_placement('later')}, extra_params => [ '-U', 'app' ]);
 like($err, qr/stays/, 'a placement made before its queue exists cannot be forgotten by anyone');

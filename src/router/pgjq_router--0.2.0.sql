@@ -958,8 +958,15 @@ BEGIN
         EXECUTE format('ALTER SERVER pgjq_nodes OPTIONS (ADD %I %L)', 'p' || node, conninfo);
     END IF;
     PERFORM pgjq_router.join_cluster_on(node);
-    -- Capabilities granted for every queue hold on every node, the new one too.
-    IF node > 0 THEN
+    IF node = 0 THEN
+        -- Every node has a queue named default (CREATE EXTENSION pgjq). The router places node 0's, so that
+        -- calls that leave queue_name at its default reach one queue, as on a single server, and adding
+        -- nodes moves nothing (a partitioned default would re-route its keys at every add_node).
+        INSERT INTO pgjq_router.placements (queue_name, partition, node, created)
+        VALUES ('default', 0, 0, pgjq_router.queue_exists_on(0, 'default'))
+        ON CONFLICT DO NOTHING;
+    ELSE
+        -- Capabilities granted for every queue hold on every node, the new one too.
         PERFORM pgjq_router.copy_grants(0, node, NULL);
     END IF;
     RETURN node;

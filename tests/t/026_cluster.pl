@@ -68,6 +68,15 @@ is($router->safe_psql('postgres', q{SELECT pgjq_router.queue_exists_on(1, 'defau
 $options_before = server_options();
 $nodes[0]->safe_psql('postgres', 'DROP DATABASE spare WITH (FORCE)');
 
+# The default queue: every node has one (CREATE EXTENSION pgjq); the router places it on node 0, so that
+# a routed call that leaves queue_name at its default works as on one server.
+is($router->safe_psql('postgres', q{SELECT string_agg(node::text, ',') FROM pgjq_router.placements WHERE queue_name = 'default'}),
+	'0', 'the default queue is placed on node 0');
+($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq.enqueue('t')});
+is($ret == 0 ? $out % 1024 : $err, 0, 'an enqueue through the router without a queue name reaches node 0\'s default queue');
+($ret, $out, $err) = $router->psql('postgres', q{SELECT count(*) FROM pgjq.claim_job_batch('w') c, LATERAL pgjq.complete(c.id, 'w') d});
+is($ret == 0 ? $out : $err, '1', 'and so does a claim');
+
 # The router spells the nodes' rules as they do: the job statuses, in their order, and what a queue name is.
 is($router->safe_psql('postgres', q{SELECT enum_range(NULL::pgjq.job_status)::text}),
 	$nodes[0]->safe_psql('postgres', q{SELECT enum_range(NULL::pgjq.job_status)::text}),
@@ -140,7 +149,7 @@ for my $call (q{SELECT pgjq_router.add_node('host=/tmp')}, q{SELECT pgjq_router.
 		"a role that is not the router's owner is refused: $call");
 }
 is($router->safe_psql('postgres', q{SELECT string_agg(queue_name || ':' || node, ',' ORDER BY queue_name) FROM pgjq_router.placements
-	WHERE queue_name IN ('q2', 'x', 'mine', 'default')}), 'q2:0', 'the placement is unchanged');
+	WHERE queue_name IN ('q2', 'x', 'mine', 'default')}), 'default:0,q2:0', 'the placement is unchanged');
 is($router->safe_psql('postgres', q{SELECT count(*) FROM pg_user_mappings WHERE srvname = 'pgjq_nodes'}), '1',
 	'and so are the user mappings');
 is(server_options(), $options_before, 'and the nodes\' conninfos');

@@ -127,6 +127,27 @@ BEGIN
 END
 $$;
 
+-- An error a node gave, kept while the router asks the other nodes, to raise it again after them.
+CREATE TYPE pgjq_router.node_error AS (code text, message text, detail text, hint text);
+-- Raises it again: the node's SQLSTATE, on which callers branch as on the node; its message, which names
+-- the node; its detail, and after it what the router adds (what the other nodes did).
+CREATE FUNCTION pgjq_router.raise_node_error(failure pgjq_router.node_error, more_detail text) RETURNS void
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    detail text := concat_ws(' ', nullif(failure.detail, ''), more_detail);
+BEGIN
+    -- An empty DETAIL or HINT would still be sent: each combination has its own RAISE.
+    IF detail = '' AND coalesce(failure.hint, '') = '' THEN
+        RAISE EXCEPTION USING ERRCODE = failure.code, MESSAGE = failure.message;
+    ELSIF coalesce(failure.hint, '') = '' THEN
+        RAISE EXCEPTION USING ERRCODE = failure.code, MESSAGE = failure.message, DETAIL = detail;
+    ELSIF detail = '' THEN
+        RAISE EXCEPTION USING ERRCODE = failure.code, MESSAGE = failure.message, HINT = failure.hint;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = failure.code, MESSAGE = failure.message, DETAIL = detail, HINT = failure.hint;
+END
+$$;
+
 -- The node a producer's job goes to: the queue's only partition, or for a partitioned queue the
 -- partition of the routing key (the same key, the same partition: per-key order and uniqueness hold), a
 -- random one without a key.
@@ -209,8 +230,8 @@ END
 $$;
 
 GRANT EXECUTE ON FUNCTION pgjq_router.checked_node(integer), pgjq_router.job_node(bigint),
-    pgjq_router.raise_unplaced_queue(text), pgjq_router.queue_node(text, text), pgjq_router.claim_nodes(text),
-    pgjq_router.producer_node(text, text, bigint[]),
+    pgjq_router.raise_unplaced_queue(text), pgjq_router.raise_node_error(pgjq_router.node_error, text),
+    pgjq_router.queue_node(text, text), pgjq_router.claim_nodes(text), pgjq_router.producer_node(text, text, bigint[]),
     pgjq_router.queue_nodes(text)
     TO PUBLIC;
 
@@ -335,9 +356,9 @@ CREATE FUNCTION pgjq_router.enqueue_batch_on(node integer, job_type text, payloa
                               group_keys, depends_on, timeout, unique_for);
 $$;
 
--- A partitioned queue's batch is split by routing key, one call per partition, each committing on its own:
--- unlike on a node, an error part-way leaves the partitions before it enqueued (docs/scale-out.md). The ids
--- come back in payload order.
+-- A partitioned queue's batch is split by routing key, one call per partition (in node order), each
+-- committing on its own: unlike on a node, an error part-way leaves the partitions before it enqueued, and
+-- its DETAIL says how many jobs (docs/scale-out.md). The ids come back in payload order.
 CREATE FUNCTION pgjq.enqueue_batch(job_type text, payloads jsonb, queue_name text DEFAULT 'default',
                                    priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
                                    max_attempts integer DEFAULT NULL, unique_keys text[] DEFAULT NULL,
@@ -348,6 +369,11 @@ DECLARE
     target record;
     ids bigint[];
     result bigint[];
+    enqueued integer := 0;
+    enqueued_on integer[] := '{}';
+    target_node integer;
+    detail text;
+    hint text;
 BEGIN
     IF (SELECT count(*) FROM pgjq_router.placements p WHERE p.queue_name = enqueue_batch.queue_name) <= 1
        OR jsonb_typeof(payloads) IS DISTINCT FROM 'array' OR cardinality(depends_on) > 0 THEN
@@ -368,21 +394,35 @@ BEGIN
                                   cardinality(unique_keys), cardinality(group_keys));
     END IF;
     result := array_fill(NULL::bigint, ARRAY[jsonb_array_length(payloads)]);
-    FOR target IN
-        SELECT pgjq_router.queue_node(queue_name, coalesce(group_keys[e.i], unique_keys[e.i])) AS node,
-               array_agg(e.i ORDER BY e.i) AS positions, jsonb_agg(e.payload ORDER BY e.i) AS payloads,
-               CASE WHEN unique_keys IS NOT NULL THEN array_agg(unique_keys[e.i] ORDER BY e.i) END AS unique_keys,
-               CASE WHEN group_keys IS NOT NULL THEN array_agg(group_keys[e.i] ORDER BY e.i) END AS group_keys
-          FROM jsonb_array_elements(payloads) WITH ORDINALITY e(payload, i)
-         GROUP BY 1
-    LOOP
-        ids := pgjq_router.enqueue_batch_on(target.node, job_type, target.payloads, queue_name, priority, run_at,
-                                            max_attempts, target.unique_keys, target.group_keys, depends_on,
-                                            timeout, unique_for);
-        FOR i IN 1 .. cardinality(target.positions) LOOP
-            result[target.positions[i]] := ids[i];
+    BEGIN
+        FOR target IN
+            SELECT pgjq_router.queue_node(queue_name, coalesce(group_keys[e.i], unique_keys[e.i])) AS node,
+                   array_agg(e.i ORDER BY e.i) AS positions, jsonb_agg(e.payload ORDER BY e.i) AS payloads,
+                   CASE WHEN unique_keys IS NOT NULL THEN array_agg(unique_keys[e.i] ORDER BY e.i) END AS unique_keys,
+                   CASE WHEN group_keys IS NOT NULL THEN array_agg(group_keys[e.i] ORDER BY e.i) END AS group_keys
+              FROM jsonb_array_elements(payloads) WITH ORDINALITY e(payload, i)
+             GROUP BY 1 ORDER BY 1
+        LOOP
+            target_node := target.node;
+            ids := pgjq_router.enqueue_batch_on(target.node, job_type, target.payloads, queue_name, priority, run_at,
+                                                max_attempts, target.unique_keys, target.group_keys, depends_on,
+                                                timeout, unique_for);
+            FOR i IN 1 .. cardinality(target.positions) LOOP
+                result[target.positions[i]] := ids[i];
+            END LOOP;
+            enqueued := enqueued + cardinality(ids);
+            enqueued_on := enqueued_on || target.node;
         END LOOP;
-    END LOOP;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        -- The partitions before the error stay enqueued: say how many jobs, so that nobody takes the error
+        -- for all or nothing.
+        GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
+        PERFORM pgjq_router.raise_node_error(
+            ROW(SQLSTATE, concat_ws(': ', 'node ' || target_node, SQLERRM), detail, hint)::pgjq_router.node_error,
+            format('%s of the batch''s %s jobs were enqueued before this error%s, and stay.', enqueued,
+                   jsonb_array_length(payloads),
+                   CASE WHEN enqueued > 0 THEN ', on node ' || array_to_string(enqueued_on, ', ') ELSE '' END));
+    END;
     RETURN result;
 END
 $$;
@@ -397,56 +437,63 @@ CREATE FUNCTION pgjq_router.claim_job_batch_on(node integer, worker_id text, job
     SELECT * FROM pgjq.claim_job_batch(worker_id, job_types, batch_size, queue_name);
 $$;
 
--- Up to batch_size jobs from the queue's nodes. A queue on one node: one call there. Several (partitions,
--- a move): visited in a random order until the batch is full; each node's claim commits there at once, so
--- an error on one node must not throw away what the others gave: a node that cannot be reached (PL/Proxy's
--- XX000, a server shutting down, a lost connection) or that the queue has just left is passed over with a
--- NOTICE; any other error (a missing capability, a bad argument) is raised, unless jobs were claimed
--- already: then they are returned and the error is a WARNING.
+-- Up to batch_size jobs from the queue's nodes. A queue on one node: one call there, its outcome the
+-- caller's. Several (partitions, a move): visited in a random order until the batch is full. Each node's
+-- claim commits there at once, so from the first jobs a node gives on, the call returns them whatever
+-- happens next, and a later error becomes a WARNING: a cancel or a statement timeout too (PL/Proxy cancels
+-- the node's claim in flight), which PL/pgSQL's OTHERS does not catch. Jobs kept from the caller would
+-- wait out their lease and spend an attempt. A node that cannot be reached (PL/Proxy's XX000, a server
+-- shutting down, a lost connection), or that the queue has left (finish_move dropped it there, the placement
+-- read before that), is passed over with a NOTICE; any other error is raised if no node gave a job.
 CREATE FUNCTION pgjq.claim_job_batch(worker_id text, job_types text[] DEFAULT NULL, batch_size integer DEFAULT 10,
                                      queue_name text DEFAULT 'default')
     RETURNS SETOF pgjq.jobs LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    node integer;
-    remaining integer := batch_size;
-    claimed integer := 0;
-    got integer;
-    failed_state text;
-    failed_message text;
-    nodes integer[] := ARRAY(SELECT * FROM pgjq_router.claim_nodes(queue_name));
+    target integer;
+    targets integer[] := ARRAY(SELECT * FROM pgjq_router.claim_nodes(queue_name));
+    claimed pgjq.jobs[] := '{}';
+    failure pgjq_router.node_error;  -- the first error that is not passed over
+    detail text;
+    hint text;
 BEGIN
-    IF cardinality(nodes) = 1 THEN
+    IF cardinality(targets) = 1 THEN
         -- A queue on one node (the usual case): one call, its outcome the caller's, no subtransaction.
-        RETURN QUERY SELECT * FROM pgjq_router.claim_job_batch_on(nodes[1], worker_id, job_types, batch_size, queue_name);
+        RETURN QUERY SELECT * FROM pgjq_router.claim_job_batch_on(targets[1], worker_id, job_types, batch_size, queue_name);
         RETURN;
     END IF;
-    FOREACH node IN ARRAY nodes LOOP
-        BEGIN
-            RETURN QUERY SELECT * FROM pgjq_router.claim_job_batch_on(node, worker_id, job_types, remaining, queue_name);
-            GET DIAGNOSTICS got = ROW_COUNT;
-        EXCEPTION WHEN OTHERS THEN
-            got := 0;
-            IF SQLSTATE IN ('XX000', '57P01', '57P02', '57P03') OR SQLSTATE LIKE '08%'
-               OR (SQLSTATE = '42704' AND EXISTS (SELECT FROM pgjq_router.placements p
-                                                   WHERE p.queue_name = claim_job_batch.queue_name
-                                                     AND p.draining_node = node)) THEN
-                -- unreachable, or a node the queue has just left (finish_move dropped it there)
-                RAISE NOTICE 'pgjq: node % passed over: %', node, SQLERRM;
-            ELSIF failed_state IS NULL THEN
-                failed_state := SQLSTATE;
-                failed_message := format('node %s: %s', node, SQLERRM);
-            END IF;
-        END;
-        claimed := claimed + got;
-        remaining := remaining - got;
-        EXIT WHEN remaining <= 0;
-    END LOOP;
-    IF failed_state IS NOT NULL THEN
-        IF claimed = 0 THEN
-            RAISE EXCEPTION USING ERRCODE = failed_state, MESSAGE = failed_message;
+    BEGIN
+        FOREACH target IN ARRAY targets LOOP
+            BEGIN
+                -- One assignment: a node's jobs are in `claimed` as soon as its claim has returned, or not at all.
+                claimed := claimed || ARRAY(SELECT c FROM pgjq_router.claim_job_batch_on(target, worker_id, job_types,
+                                                                                    batch_size - cardinality(claimed),
+                                                                                    queue_name) c);
+            EXCEPTION WHEN OTHERS THEN
+                IF SQLSTATE IN ('XX000', '57P01', '57P02', '57P03') OR SQLSTATE LIKE '08%'
+                   OR (SQLSTATE = '42704' AND NOT EXISTS (SELECT FROM pgjq_router.placements p
+                                                           WHERE p.queue_name = claim_job_batch.queue_name
+                                                             AND p.node = target)) THEN
+                    RAISE NOTICE 'pgjq: node % passed over: %', target, SQLERRM;
+                ELSIF failure.code IS NULL THEN
+                    GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
+                    failure := ROW(SQLSTATE, format('node %s: %s', target, SQLERRM), detail, hint);
+                END IF;
+            END;
+            EXIT WHEN cardinality(claimed) >= batch_size;
+        END LOOP;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        IF cardinality(claimed) = 0 THEN
+            RAISE;
         END IF;
-        RAISE WARNING 'pgjq: % (the jobs claimed on the other nodes are returned)', failed_message;
+        RAISE WARNING 'pgjq: % (the % jobs claimed before are returned)', SQLERRM, cardinality(claimed);
+    END;
+    IF failure.code IS NOT NULL THEN
+        IF cardinality(claimed) = 0 THEN
+            PERFORM pgjq_router.raise_node_error(failure, NULL);
+        END IF;
+        RAISE WARNING 'pgjq: % (the jobs claimed on the other nodes are returned)', failure.message;
     END IF;
+    RETURN QUERY SELECT * FROM unnest(claimed);
 END
 $$;
 
@@ -473,7 +520,9 @@ BEGIN
                                                                      job_types, batch_size, queue_name);
         RETURN;
     END IF;
-    PERFORM pgjq.complete_batch(completed_ids, worker_id);
+    IF cardinality(completed_ids) > 0 THEN
+        PERFORM pgjq.complete_batch(completed_ids, worker_id);
+    END IF;
     RETURN QUERY SELECT * FROM pgjq.claim_job_batch(worker_id, job_types, batch_size, queue_name);
 END
 $$;
@@ -499,17 +548,58 @@ CREATE FUNCTION pgjq.progress(job_id bigint, worker_id text, progress integer, c
     RUN ON pgjq_router.job_node(job_id);
 $$;
 
-CREATE FUNCTION pgjq_router.complete_batch_split(job_ids bigint[], worker_id text)
-    RETURNS SETOF integer LANGUAGE plproxy AS $$
+CREATE FUNCTION pgjq_router.complete_batch_on(node integer, job_ids bigint[], worker_id text)
+    RETURNS integer LANGUAGE plproxy AS $$
     CLUSTER 'pgjq_nodes';
-    SPLIT job_ids;
-    RUN ON pgjq_router.job_node(job_ids);
+    RUN ON pgjq_router.checked_node(node);
     SELECT pgjq.complete_batch(job_ids, worker_id);
 $$;
+-- One call per node of the jobs, each all or nothing and committed on its own. When a node fails (it is
+-- down, or refuses its part), the other nodes' parts are completed all the same, and its error is raised
+-- after them, with a DETAIL naming the nodes whose jobs were completed: the worker reports only the failed
+-- node's jobs again. A malformed batch goes whole to one node, which says why.
 CREATE FUNCTION pgjq.complete_batch(job_ids bigint[], worker_id text)
-    RETURNS integer LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
-    SELECT CASE WHEN cardinality(job_ids) = 0 THEN 0
-                ELSE (SELECT sum(n)::integer FROM pgjq_router.complete_batch_split(job_ids, worker_id) n) END
+    RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    targets integer[];
+    target integer;
+    completed integer := 0;
+    completed_on integer[] := '{}';
+    failure pgjq_router.node_error;  -- the first node's error
+    detail text;
+    hint text;
+BEGIN
+    IF cardinality(job_ids) = 0 THEN
+        RETURN 0;
+    END IF;
+    IF job_ids IS NULL OR array_ndims(job_ids) > 1 OR EXISTS (SELECT FROM unnest(job_ids) j WHERE j IS NULL) THEN
+        RETURN pgjq_router.complete_batch_on((SELECT min(n.node) FROM pgjq_router.nodes() n), job_ids, worker_id);
+    END IF;
+    targets := ARRAY(SELECT DISTINCT pgjq_router.job_node(j) FROM unnest(job_ids) j ORDER BY 1);
+    IF cardinality(targets) = 1 THEN
+        RETURN pgjq_router.complete_batch_on(targets[1], job_ids, worker_id);
+    END IF;
+    FOREACH target IN ARRAY targets LOOP
+        BEGIN
+            completed := completed
+                + pgjq_router.complete_batch_on(target, ARRAY(SELECT j FROM unnest(job_ids) WITH ORDINALITY u(j, i)
+                                                               WHERE j % 1024 = target ORDER BY i), worker_id);
+            completed_on := completed_on || target;
+        EXCEPTION WHEN OTHERS THEN
+            IF failure.code IS NULL THEN
+                GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
+                failure := ROW(SQLSTATE, format('node %s: %s', target, SQLERRM), detail, hint);
+            END IF;
+        END;
+    END LOOP;
+    IF failure.code IS NOT NULL THEN
+        PERFORM pgjq_router.raise_node_error(failure,
+            CASE WHEN completed_on = '{}' THEN 'No node completed its part of the batch.'
+                 ELSE format('The jobs of node %s were completed (%s jobs), each node''s on its own.',
+                             array_to_string(completed_on, ', '), completed) END);
+    END IF;
+    RETURN completed;
+END
 $$;
 
 -- An in-transaction claim holds its jobs in the caller's transaction; through the router that transaction

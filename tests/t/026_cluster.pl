@@ -323,6 +323,21 @@ like($ferr, qr/failed jobs on node 0/, 'and says so');
 $nodes[0]->safe_psql('postgres', q{SELECT pgjq.delete_jobs('q3', status => 'failed')});
 ok(wait_until('q3 leaves node 0', sub { $router->safe_psql('postgres', q{SELECT pgjq_router.finish_move('q3')}) eq 't' }),
 	'once they are dealt with, it finishes');
+# The instant finish_move has dropped the queue on the old node, before its transaction on the router
+# commits: a claim still sees the old node in the placement, which answers "unknown queue", and passes it
+# over (the queue has left it).
+$router->safe_psql('postgres', q{SELECT pgjq_router.place_queue('instant', ARRAY[0]); SELECT pgjq.create_queue('instant');
+	SELECT pgjq_router.move_queue('instant', 1); SELECT pgjq.enqueue('t', '{}', 'instant') FROM generate_series(1, 3)});
+my $finisher = $router->background_psql('postgres');
+$finisher->query_safe('BEGIN');
+is($finisher->query_safe(q{SELECT pgjq_router.finish_move('instant')}), 't', 'finish_move drops the queue on node 0 (not committed on the router yet)');
+($ret, $out, $err) = $router->psql('postgres', q{SELECT count(*) FROM pgjq.claim_job_batch('w-instant', NULL, 10, 'instant')});
+is($ret == 0 ? $out : $err, '3', 'a claim at that instant passes over node 0 and claims node 1\'s jobs');
+like($err, qr/node 0 passed over/, 'with a NOTICE');
+$finisher->query_safe('COMMIT');
+$finisher->quit;
+$router->safe_psql('postgres', q{SELECT pgjq.cancel_jobs('instant')});
+
 ($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq_router.move_queue('hot', 1, partition => 0)});
 like($err, qr/holds \(or is leaving\) another partition/, 'a partition does not move onto a node holding another one');
 
@@ -337,7 +352,61 @@ $router->safe_psql('postgres', q{SELECT pgjq_router.place_queue('held', ARRAY[2]
 	SELECT pgjq.create_queue('held', lease => '1 second'); SELECT pgjq.enqueue('t', '{}', 'held') FROM generate_series(1, 3)});
 my @ghost = split /\n/, $router->safe_psql('postgres', q{SELECT id FROM pgjq.claim_job_batch('ghost', NULL, 3, 'held')});
 is(scalar(@ghost), 3, 'a worker holds jobs of node 2 when it stops');
+# Queues an outage of node 2 must not stop on node 1: one partitioned over nodes 1 and 2, one moving from
+# node 1 to node 2 (held paused on node 2 until the move ends, drained on node 1), each with ten jobs on
+# node 1; and a job of node 2 that a worker holds when the node stops.
+$router->safe_psql('postgres', q{
+	SELECT pgjq_router.place_queue('split', ARRAY[1, 2]); SELECT pgjq.create_queue('split', lease => '2 seconds');
+	SELECT pgjq_router.place_queue('leaving', ARRAY[1]); SELECT pgjq.create_queue('leaving', lease => '2 seconds');});
+$nodes[$_]->safe_psql('postgres', q{SELECT pgjq.enqueue('t', '{}', 'split') FROM generate_series(1, 10)}) for 1, 2;
+$nodes[1]->safe_psql('postgres', q{SELECT pgjq.enqueue('t', '{}', 'leaving') FROM generate_series(1, 10)});
+$router->safe_psql('postgres', q{SELECT pgjq_router.move_queue('leaving', 2)});
+my $held_on_2 = $nodes[2]->safe_psql('postgres', q{SELECT id FROM pgjq.claim_job_batch('w-down', NULL, 1, 'split')});
+sub claimed_on_1
+{
+	my ($queue) = @_;
+	return join ',', sort split /\n/, $nodes[1]->safe_psql('postgres',
+		qq{SELECT id FROM pgjq.jobs WHERE queue_name = '$queue' AND worker_id = 'w-down' AND status = 'claimed'});
+}
+
 $nodes[2]->stop('immediate');
+
+# Each claim asks for more than node 1 holds, so that it visits node 2 too, whatever the order.
+my %got;
+for my $queue ('split', 'leaving')
+{
+	($ret, $out, $err) = $router->psql('postgres', qq{SELECT id FROM pgjq.claim_job_batch('w-down', NULL, 100, '$queue')});
+	is($ret, 0, "with node 2 down, a claim on $queue (node 1 and node 2) succeeds") or diag($err);
+	like($err, qr/node 2 passed over/, 'passing over node 2 with a NOTICE');
+	$got{$queue} = [ sort split /\n/, $out ];
+	is(scalar(@{ $got{$queue} }), 10, "it returns node 1's ten jobs of $queue");
+	is(join(',', @{ $got{$queue} }), claimed_on_1($queue), 'exactly the jobs it claimed there: none is stranded');
+}
+($ret, $out, $err) = $router->psql('postgres',
+	"SELECT pgjq.complete_batch(ARRAY[" . join(',', @{ $got{split} }, $held_on_2) . "], 'w-down')");
+isnt($ret, 0, 'complete_batch of jobs of nodes 1 and 2 fails while node 2 is down');
+like($err, qr/node 2/, 'and names node 2');
+is($nodes[1]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE queue_name = 'split' AND status = 'completed'}), '10',
+	'but completes node 1\'s jobs: one call per node, each committed on its own');
+($ret, $out, $err) = $router->psql('postgres',
+	"SELECT count(*) FROM pgjq.complete_and_claim('w-down', ARRAY[" . join(',', @{ $got{leaving} }) . "]::bigint[], NULL, 100, 'leaving')");
+is($ret == 0 ? $out : $err, '0', 'complete_and_claim on the moving queue completes on node 1 and claims past node 2');
+is($nodes[1]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE queue_name = 'leaving' AND status = 'completed'}), '10',
+	'node 1\'s jobs of the moving queue are completed');
+my $split_on_1 = $nodes[1]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE queue_name = 'split'});
+($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq.enqueue_batch('t', (SELECT jsonb_agg(g) FROM generate_series(1, 40) g), 'split')});
+isnt($ret, 0, 'a batch into the partitioned queue fails while one of its nodes is down');
+my ($partial) = $err =~ /(\d+) of the batch's 40 jobs were enqueued/;
+is($partial, $nodes[1]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE queue_name = 'split'}) - $split_on_1,
+	'and says how many of its jobs the partitions before the error enqueued') or diag($err);
+($ret, $out, $err) = $router->psql('postgres', q{SELECT count(*) FROM pgjq.queue_stats WHERE queue_name IN ('split', 'leaving')});
+is($ret == 0 ? $out : $err, '2', 'queue_stats through the router answers while node 2 is down');
+like($err, qr/node 2 left out/, 'leaving node 2 out with a NOTICE');
+my $metrics = $router->safe_psql('postgres', q{SELECT pgjq.metrics()});
+ok($metrics =~ /node="1"/ && $metrics !~ /node="2"/, 'and so does metrics(), with the samples of the nodes that answer');
+($ret, $out, $err) = $router->psql('postgres', q{SELECT pgjq.recover_stale()});
+like($err, qr/node 2|connect/i, 'a call for every node (recover_stale) fails while one is down, as documented');
+
 my @before = map { completed_on($_) } 0 .. 1;
 ok(wait_until('nodes 0 and 1 keep draining', sub { completed_on(0) > $before[0] + 20 && completed_on(1) > $before[1] + 20 }),
 	'with node 2 down, the queues of nodes 0 and 1 keep draining through the router');
@@ -361,6 +430,40 @@ ok(wait_until('everything completes', sub {
 	$router->safe_psql('postgres', q{SELECT coalesce(sum(pending + claimed + running + waiting), 0) FROM pgjq.queue_stats WHERE queue_name ~ '^q[0-9]+$'}) eq '0' }),
 	'every job is finished in the end (claims cut by the crash were recovered by their leases)');
 stop_loop($_) for @loops[2 .. 3];
+
+# --- a statement timeout that fires in the middle of a claim strands nothing ---
+# A queue on nodes 0 and 1, node 1's jobs table locked: a claim that visits node 0 first claims there
+# (committed on node 0), then waits on node 1 until its statement_timeout fires. The jobs node 0 gave
+# must come back to the caller; node 1's cancelled claim must leave nothing claimed there.
+$router->safe_psql('postgres', q{SELECT pgjq_router.place_queue('slow', ARRAY[0, 1]); SELECT pgjq.create_queue('slow')});
+$nodes[$_]->safe_psql('postgres', q{SELECT pgjq.enqueue('t', '{}', 'slow') FROM generate_series(1, 3)}) for 0, 1;
+my $locker = $nodes[1]->background_psql('postgres');
+$locker->query_safe('BEGIN; LOCK TABLE pgjq.live_jobs IN ACCESS EXCLUSIVE MODE');
+my ($node_0_first, $stranded, $timeouts) = (0, 0, 0);
+for my $try (1 .. 20)
+{
+	($ret, $out, $err) = $router->psql('postgres',
+		qq{SET statement_timeout = '3s'; SELECT id FROM pgjq.claim_job_batch('tw$try', NULL, 100, 'slow')});
+	$timeouts++ if $err =~ /statement timeout/;
+	my %returned = map { $_ => 1 } split /\n/, $out;
+	my @held = split /\n/, $nodes[0]->safe_psql('postgres',
+		qq{SELECT id FROM pgjq.jobs WHERE queue_name = 'slow' AND worker_id = 'tw$try' AND status = 'claimed'});
+	$stranded += grep { !$returned{$_} } @held;
+	if (@held)
+	{
+		$node_0_first = $try;
+		last;
+	}
+}
+ok($node_0_first, 'a claim visited node 0 before it waited on node 1 (the order is random)');
+is($timeouts, $node_0_first, 'the statement timeout fired in every try');
+is($stranded, 0, 'the jobs node 0 gave before the timeout came back to the caller, none stranded');
+$locker->query_safe('ROLLBACK');
+$locker->quit;
+$nodes[1]->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity WHERE query ~ 'claim_job_batch' AND pid <> pg_backend_pid()})
+  or diag('a claim still runs on node 1');
+is($nodes[1]->safe_psql('postgres', q{SELECT count(*) FROM pgjq.jobs WHERE queue_name = 'slow' AND status <> 'pending'}), '0',
+	'node 1\'s claim, cancelled, claimed nothing');
 
 # --- the command line and the dashboard show the whole cluster through the router ---
 my $cli = $ENV{PGJQ_CLI} or die 'PGJQ_CLI (the pgjq command line) is not set';

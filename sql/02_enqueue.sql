@@ -61,8 +61,21 @@ INSERT INTO pgjq.jobs (job_type, max_attempts) VALUES ('x', 1001);
 INSERT INTO pgjq.jobs (job_type, unique_key) VALUES ('x', '');
 INSERT INTO pgjq.jobs (job_type, queue_name) VALUES ('x', 'Bad Name');
 INSERT INTO pgjq.jobs (job_type) VALUES (repeat('x', 201));
+-- columns pgjq sets itself are refused, not silently ignored (their values would come back in RETURNING)
+INSERT INTO pgjq.jobs (job_type, attempts) VALUES ('x', 5);
+INSERT INTO pgjq.jobs (job_type, enqueued_by) VALUES ('x', 'pg_monitor');
+INSERT INTO pgjq.jobs (job_type, status) VALUES ('x', 'completed');
+INSERT INTO pgjq.jobs (id, job_type) VALUES (1, 'x');
 SELECT count(*) AS none_inserted FROM pgjq.jobs WHERE job_type = 'x';
 SELECT count(*) AS stats_still_readable FROM pgjq.queue_stats;
+-- RETURNING shows the job as it was stored: the defaults the enqueue applied, and for a unique_key that an
+-- unfinished job holds, that job (not the caller's values with its id)
+INSERT INTO pgjq.jobs (job_type, queue_name, unique_key) VALUES ('returned', 'enq', 'r1')
+  RETURNING id AS returned_id, queue_name, priority, payload, max_attempts, run_at = now() AS run_now,
+            enqueued_by = current_user::regrole AS by_me \gset
+SELECT :'queue_name', :priority, :'payload', :max_attempts, :'run_now', :'by_me';
+INSERT INTO pgjq.jobs (job_type, payload, queue_name, priority, unique_key) VALUES ('other', '{"new": 1}', 'enq', 7, 'r1')
+  RETURNING id = :returned_id AS the_holder, job_type, payload, priority;
 
 -- backpressure: max_pending counts unfinished (pending, claimed, running) jobs
 SELECT pgjq.create_queue('bounded', max_pending => 3);

@@ -170,14 +170,59 @@ PGJQ_API_FUNCTION(enqueue_batch)
     PG_RETURN_ARRAYTYPE_P(result);
 }
 
+namespace {
+
+using namespace pgjq;
+
+// The columns an INSERT INTO pgjq.jobs sets: pgjq.enqueue's arguments. pgjq sets every other one itself.
+const char* const k_insertable_columns[] = {"job_type",     "payload",    "queue_name", "priority",   "run_at",
+                                            "max_attempts", "unique_key", "group_key",  "depends_on", "timeout"};
+
+// A value given for a column pgjq sets itself is refused rather than ignored: RETURNING would echo it.
+void refuse_set_columns(TupleDesc desc, HeapTuple row)
+{
+    for (int i = 0; i < desc->natts; i++) {
+        Form_pg_attribute a = TupleDescAttr(desc, i);
+        if (a->attisdropped || heap_attisnull(row, i + 1, desc))
+            continue;
+        bool insertable = false;
+        for (const char* name : k_insertable_columns)
+            insertable = insertable || strcmp(NameStr(a->attname), name) == 0;
+        if (insertable)
+            continue;
+        StringInfoData columns;
+        initStringInfo(&columns);
+        for (const char* name : k_insertable_columns)
+            appendStringInfo(&columns, "%s%s", columns.len > 0 ? ", " : "", name);
+        ereport(ERROR,
+                (errcode(ERRCODE_GENERATED_ALWAYS),
+                 errmsg("cannot insert a value into column \"%s\" of pgjq.jobs", NameStr(a->attname)),
+                 errdetail("pgjq sets it when it enqueues the job."), errhint("An INSERT sets %s.", columns.data)));
+    }
+}
+
+// The job a unique_key hit returned, as pgjq.jobs shows it, copied out of SPI memory.
+HeapTuple stored_job(int64 id)
+{
+    static SPIPlanPtr plan;
+    static const plan_text k_stored = {"SELECT * FROM pgjq.jobs WHERE id = $1", 1, {INT8OID}};
+    Datum value = Int64GetDatum(id);
+    if (run_plan(saved_plan(&plan, k_stored), &value, nullptr, 1) == 0)
+        return nullptr;
+    return SPI_copytuple(SPI_tuptable->vals[0]);
+}
+
+}  // namespace
+
 // INSERT INTO pgjq.jobs (job_type, payload, queue_name, ...) takes the enqueue path, so plain SQL gets
-// the same checks, backpressure and notifications. Columns other than those of pgjq.enqueue are ignored.
+// the same checks, backpressure and notifications. RETURNING sees the job as it was stored.
 PGJQ_API_FUNCTION(insert_into_jobs_view)
 {
     TriggerData* trigger = trigger_data(fcinfo, "insert_into_jobs_view");
     require_some(call, cap_producer);
     TupleDesc desc = trigger->tg_relation->rd_att;
     HeapTuple row = trigger->tg_trigtuple;
+    refuse_set_columns(desc, row);
     bool isnull;
 
     enqueue_request r;
@@ -224,15 +269,35 @@ PGJQ_API_FUNCTION(insert_into_jobs_view)
     if (r.depends_on)
         r.depends = judge_dependencies(r);
     int64 id = 0;
-    enqueue_one(r, true, &id);
+    enqueued_job stored;
+    enqueue_one(r, true, &id, &stored);
+    // A job that held the unique_key: the caller's values are not its. (Read only then: a new job's row is
+    // known without reading it.)
+    HeapTuple existing = stored.existed ? stored_job(id) : nullptr;
     SPI_finish();
+    if (existing != nullptr)
+        return PointerGetDatum(existing);
 
-    // RETURNING sees the job as enqueued: its id and status
-    int columns[2] = {SPI_fnumber(desc, "id"), SPI_fnumber(desc, "status")};
+    // A new job: what the enqueue decided, the defaults it applied included. Columns the table fills
+    // (created_at, attempts, ...) and those that come with a claim stay as given: NULL.
+    const char* names[] = {"id",      "status", "queue_name",   "priority",
+                           "payload", "run_at", "max_attempts", "enqueued_by"};
+    constexpr int n = lengthof(names);
+    int columns[n];
+    for (int i = 0; i < n; i++)
+        columns[i] = SPI_fnumber(desc, names[i]);
     Oid status_type = TupleDescAttr(desc, columns[1] - 1)->atttypid;
-    Datum values[2] = {
+    Datum values[n] = {
         Int64GetDatum(id),
-        DirectFunctionCall2(enum_in, CStringGetDatum(waits(r) ? "waiting" : "pending"), ObjectIdGetDatum(status_type))};
-    bool nulls[2] = {false, false};
-    return PointerGetDatum(heap_modify_tuple_by_cols(row, desc, 2, columns, values, nulls));
+        DirectFunctionCall2(enum_in, CStringGetDatum(waits(r) ? "waiting" : "pending"), ObjectIdGetDatum(status_type)),
+        r.queue_text,
+        Int32GetDatum(r.priority),
+        JsonbPGetDatum(r.payload),
+        TimestampTzGetDatum(r.has_run_at ? r.run_at : GetCurrentTransactionStartTimestamp()),
+        Int32GetDatum(stored.max_attempts),
+        ObjectIdGetDatum(call.caller)};
+    bool nulls[n] = {};
+    // The view of a database at 0.1.0 has no enqueued_by, which that database does not record.
+    int given = columns[n - 1] > 0 ? n : n - 1;
+    return PointerGetDatum(heap_modify_tuple_by_cols(row, desc, given, columns, values, nulls));
 }

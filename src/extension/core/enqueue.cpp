@@ -91,11 +91,17 @@ void check_request(const enqueue_request& r, bool batch)
 
 // Enqueues one job; returns false (and enqueues nothing) only when the queue is full and
 // raise_when_full is false. Requires an SPI connection.
-bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
+bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id, enqueued_job* stored)
 {
+    enqueued_job ignored;
+    if (stored == nullptr)
+        stored = &ignored;
+    stored->existed = false;
     for (int attempt = 0;; attempt++) {
-        if (r.unique_key && find_key_holder(r, id))
+        if (r.unique_key && find_key_holder(r, id)) {
+            stored->existed = true;
             return true;
+        }
         int32 queue_max_attempts;
         if (reserve_room(r.queue_name, r.queue_text, r.count, r.priority, raise_when_full, &queue_max_attempts) ==
             room::queue_full)
@@ -103,6 +109,7 @@ bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id)
         Datum values[k_insert_values];
         char nulls[k_insert_values];
         fill_insert_values(r, queue_max_attempts, values, nulls);
+        stored->max_attempts = r.has_max_attempts ? r.max_attempts : queue_max_attempts;
         if (insert_job(r, values, nulls, id)) {
             if (r.unique_for && !take_window(r, *id)) {
                 // Another job's window took the key while this one was being inserted: withdraw it.

@@ -66,9 +66,16 @@ inline bool waits(const enqueue_request& r)
 // pgjq.jobs. A batch's payloads and keys are checked one by one by the caller.
 void check_request(const enqueue_request& r, bool batch);
 
+// What enqueue_one stored: whether *id is a job that held r.unique_key already (nothing was enqueued), and
+// the max_attempts the new job got (r's, or its queue's).
+struct enqueued_job {
+    bool existed;
+    int32 max_attempts;
+};
+
 // Enqueues one job; returns false (and enqueues nothing) only when the queue is full and raise_when_full is
 // false. Requires an SPI connection.
-bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id);
+bool enqueue_one(const enqueue_request& r, bool raise_when_full, int64* id, enqueued_job* stored = nullptr);
 
 // Enqueues r.count jobs, one per element of the JSON array r.payload; with keys (each NULL or a key per
 // payload) each is enqueued on its own, as enqueue_one would. Returns their ids in payload order, as an int8[]

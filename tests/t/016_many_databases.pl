@@ -90,6 +90,19 @@ my $status = $node->safe_psql('tenant01', q{
 	  FROM pgjq.worker_status() WHERE worker_type = 'maintenance'});
 is($status, "$databases|$databases", 'worker_status shows every database, idle, with no visit planned');
 
+# An observer of one database sees its own database's rows, not what the server's other databases are, as
+# pg_stat_activity hides other sessions' details; a role with pg_read_all_stats sees them all.
+$node->safe_psql('postgres', q{CREATE ROLE watcher; CREATE ROLE stats_reader IN ROLE pg_read_all_stats});
+$node->safe_psql('tenant01', q{SELECT pgjq.grant_observer('watcher'); SELECT pgjq.grant_observer('stats_reader')});
+is($node->safe_psql('tenant01', q{SET ROLE watcher;
+	SELECT string_agg(DISTINCT datname, ',') FROM pgjq.worker_status() WHERE worker_type = 'maintenance'}),
+	'tenant01', 'an observer\'s worker_status shows its own database only');
+is($node->safe_psql('tenant01', q{SET ROLE watcher; SELECT string_agg(DISTINCT datname, ',') FROM pgjq.maintenance_duties()}),
+	'tenant01', 'and so do its maintenance_duties');
+is($node->safe_psql('tenant01', q{SET ROLE stats_reader;
+	SELECT count(DISTINCT datname) FROM pgjq.worker_status() WHERE worker_type = 'maintenance'}),
+	$databases, 'a member of pg_read_all_stats sees every database');
+
 # An idle database's worker is started again by what needs it: a claim whose lease ends soon.
 my $db = $dbs[7];
 my $job = $node->safe_psql($db, q{SELECT id FROM pgjq.claim_job_batch('silent', NULL, 1, 'q')});

@@ -130,16 +130,20 @@ pid_t wait_for_slot(worker_shared* state, bool want_running, pid_t old_pid, Back
     }
 }
 
-// The slots of the databases pgjq knows, copied out (nothing is built under the lock). One slot per hold: committing transactions take the same lock to wake a worker, and must
-// not wait behind a copy of every slot.
-db_slot* copy_used_slots(worker_shared* state, int* count)
+// The slots of the databases pgjq knows that the caller may see, copied out (nothing is built under the
+// lock). One slot per hold: committing transactions take the same lock to wake a worker, and must not wait
+// behind a copy of every slot. The other databases of the server, their names and errors included, are
+// shown only to roles with pg_read_all_stats, as pg_stat_activity shows other sessions' details.
+db_slot* copy_used_slots(worker_shared* state, const api_call& call, int* count)
 {
+    bool every_database = has_privs_of_role(call.caller, ROLE_PG_READ_ALL_STATS);
     int n = state->nslots;
     auto* copy = static_cast<db_slot*>(palloc(sizeof(db_slot) * (n + 1)));
     *count = 0;
     for (int i = 0; i < n; i++) {
         LWLockAcquire(&state->lock, LW_EXCLUSIVE);
-        bool used = state->slots[i].dboid != InvalidOid;
+        Oid dboid = state->slots[i].dboid;
+        bool used = dboid != InvalidOid && (every_database || dboid == MyDatabaseId);
         if (used)
             memcpy(&copy[*count], &state->slots[i], sizeof(db_slot));
         LWLockRelease(&state->lock);
@@ -173,7 +177,7 @@ PGJQ_API_FUNCTION(worker_status)
     TimestampTz launcher_last = state->launcher_last_run;
     LWLockRelease(&state->lock);
     int n;
-    db_slot* copy = copy_used_slots(state, &n);
+    db_slot* copy = copy_used_slots(state, call, &n);
 
     TimestampTz now = GetCurrentTimestamp();
     if (launcher_pid != 0)
@@ -200,7 +204,7 @@ PGJQ_API_FUNCTION(maintenance_duties)
     if (state == nullptr)
         return (Datum) 0;
     int n;
-    db_slot* copy = copy_used_slots(state, &n);
+    db_slot* copy = copy_used_slots(state, call, &n);
     for (int i = 0; i < n; i++) {
         const db_slot* s = &copy[i];
         if (s->datname[0] == '\0')

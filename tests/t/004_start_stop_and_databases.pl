@@ -15,6 +15,12 @@ my $plain = new_node('plain', preload => 0);
 $plain->safe_psql('postgres', q{CREATE EXTENSION pgjq; SELECT pgjq.create_queue('q', lease => '1 second');});
 sleep 1;
 is(maintenance_pids($plain, 'postgres'), '', 'without preload no worker starts by itself');
+# What only the worker acts on says so while no worker serves the database, and not once one does.
+my $needs_worker = q{SELECT pgjq.schedule('nightly', '0 3 * * *', 't', '{}', 'q');
+	SELECT pgjq.alter_queue('q', job_timeout => '1 hour')};
+my ($ret, $out, $err) = $plain->psql('postgres', $needs_worker);
+is(scalar(() = $err =~ /WARNING:  .* needs pgjq's maintenance worker, and none serves database "postgres"/g), 2,
+	'without preload or a started worker, schedule() and a job_timeout warn that nothing will act on them');
 
 my $pid = $plain->safe_psql('postgres', 'SELECT pgjq.start_worker()');
 like($pid, qr/^\d+$/, 'start_worker returns the pid of the worker');
@@ -23,6 +29,9 @@ is($plain->safe_psql('postgres', 'SELECT pgjq.start_worker()'), $pid, 'start_wor
 is(maintenance_pids($plain, 'postgres'), $pid, 'and starts no second one');
 is($plain->safe_psql('postgres', q{SELECT string_agg(worker_type || ' ' || pid || ' ' || datname, ',') FROM pgjq.worker_status()}),
 	"maintenance $pid postgres", 'worker_status works without preload');
+($ret, $out, $err) = $plain->psql('postgres', $needs_worker);
+unlike($err, qr/WARNING/, 'with a started worker they warn of nothing');
+$plain->safe_psql('postgres', q{SELECT pgjq.unschedule('nightly'); SELECT pgjq.alter_queue('q', job_timeout => '0')});
 
 my $job = $plain->safe_psql('postgres', q{SELECT pgjq.enqueue('t', '{}', queue_name => 'q')});
 $plain->safe_psql('postgres', q{SELECT id FROM pgjq.claim_job_batch('silent', NULL, 1, 'q')});

@@ -2,6 +2,7 @@
 // for the SQL-language functions.
 #include "core/announcements.hpp"
 #include "core/api_function.hpp"
+#include "core/deadlines.hpp"
 #include "core/depth.hpp"
 #include "core/enqueue_counts.hpp"
 #include "core/lifecycle.hpp"
@@ -185,6 +186,8 @@ PGJQ_API_FUNCTION(create_queue)
                  errhint("Use pgjq.alter_queue to change its settings.")));
     create_depth_rows(values[0]);
     SPI_finish();
+    if (limits.job_timeout)
+        warn_without_maintenance(psprintf("the job_timeout of queue \"%s\"", queue_name));
     PG_RETURN_VOID();
 }
 
@@ -260,6 +263,8 @@ PGJQ_API_FUNCTION(alter_queue)
             note_groups_with_room(queue_name);
     }
     SPI_finish();
+    if (nargs > 14 && !PG_ARGISNULL(14) && interval_usecs(PG_GETARG_INTERVAL_P(14)) != 0)
+        warn_without_maintenance(psprintf("the job_timeout of queue \"%s\"", queue_name));
     PG_RETURN_VOID();
 }
 

@@ -222,6 +222,7 @@ PGJQ_API_FUNCTION(schedule)
     if (!paused)
         wake_maintenance_at_commit(next, deadline_kind::schedule_due);
     SPI_finish();
+    warn_without_maintenance(psprintf("schedule \"%s\"", name));
     if (paused)
         PG_RETURN_NULL();
     PG_RETURN_TIMESTAMPTZ(next);

@@ -34,4 +34,18 @@ void forget_wakes()
     memset(s_pending, 0, sizeof s_pending);
 }
 
+void warn_without_maintenance(const char* what)
+{
+    if (doorbell::maintenance_will_serve(MyDatabaseId))
+        return;
+    ereport(WARNING,
+            (errmsg("%s needs pgjq's maintenance worker, and none serves database \"%s\"", what,
+                    get_database_name(MyDatabaseId)),
+             errdetail("pgjq is not in shared_preload_libraries, and pgjq.start_worker() was not called in this "
+                       "database: until a worker serves it, schedules do not fire and job timeouts are not "
+                       "enforced."),
+             errhint("Add pgjq to shared_preload_libraries and restart the server, or run SELECT "
+                     "pgjq.start_worker() in this database.")));
+}
+
 }  // namespace pgjq

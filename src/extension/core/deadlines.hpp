@@ -13,6 +13,10 @@ namespace pgjq {
 // At commit of this transaction, tells this database's maintenance worker of the deadline.
 void wake_maintenance_at_commit(TimestampTz when, deadline_kind kind = deadline_kind::job_due);
 
+// A WARNING that `what` (a schedule, a job timeout) will not take effect, when no maintenance worker serves
+// this database (pgjq not preloaded, and pgjq.start_worker() not called here): only the worker acts on it.
+void warn_without_maintenance(const char* what);
+
 // The transaction hub (hooks/transaction_hub.cpp): after the commit, tells the worker of what
 // wake_maintenance_at_commit noted (never raises); at any other end, forgets it.
 void wake_maintenance_for_commit();

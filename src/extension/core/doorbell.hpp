@@ -20,6 +20,10 @@ namespace doorbell {
 // PostgreSQL's spare shared memory lasts). The first call attaches.
 bool available();
 
+// Whether a maintenance worker will serve `dboid` when its work falls due: a launcher runs (pgjq is preloaded),
+// or a worker started by pgjq.start_worker() serves the database now.
+bool maintenance_will_serve(Oid dboid);
+
 // Tells the worker of `dboid` of a deadline, and wakes it (or, when nobody serves the database, the launcher)
 // if it planned to sleep past it.
 void report_deadline(Oid dboid, TimestampTz when, deadline_kind kind);

@@ -12,6 +12,18 @@ bool available()
     return worker_state_no_error() != nullptr;
 }
 
+bool maintenance_will_serve(Oid dboid)
+{
+    worker_shared* state = worker_state_no_error();
+    if (state == nullptr)
+        return false;
+    LWLockAcquire(&state->lock, LW_SHARED);
+    const db_slot* slot = find_slot(state, dboid);
+    bool served = state->launcher_pid != 0 || (slot != nullptr && slot->pid != 0);
+    LWLockRelease(&state->lock);
+    return served;
+}
+
 void report_deadline(Oid dboid, TimestampTz due, deadline_kind kind)
 {
     worker_shared* state = worker_state_if_attached();

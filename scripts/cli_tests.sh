@@ -2,7 +2,9 @@
 # Runs the `pgjq` command line (build/pgjq) against a throwaway cluster and checks what it prints and the exit
 # codes scripts branch on: status, jobs with filters and paging, show, retry and cancel of one job and by
 # queue, queue create/alter/pause/resume/drop, schedules, maintenance, top, metrics (printed, and served over HTTP, checked by
-# promtool), --json everywhere (parsed by python3), --help, bad usage, unknown ids, and a role refused.
+# promtool, only with the access token, beside slow clients, and not on a port in use), --json everywhere
+# (parsed by python3), --help, bad usage, unknown ids, a role refused, global options after the command,
+# control characters escaped in every table, and the warning of a database no maintenance worker serves.
 # As root it re-executes itself as the postgres user (see scripts/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +17,7 @@ stage_with_cli
 
 cluster=$PWD/build/cli-tests
 server=''
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; stop_cluster "$cluster"' EXIT
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; stop_cluster "$cluster"; stop_cluster "$cluster-unserved"' EXIT
 start_cluster "$cluster" "shared_preload_libraries = 'pgjq'" "log_min_messages = warning"
 export PGHOST PGPORT PGUSER PGDATABASE
 PGHOST=$(cat "$cluster/socket_dir") PGPORT=5432 PGUSER=postgres PGDATABASE=postgres
@@ -48,8 +50,34 @@ expect 1 "$pgjq" queue create mail; ok                                  # exists
 
 expect 0 "$pgjq" status
 grep -Eq '^mail +7 +0 +0 +0 +0 +2 +3 +0 ' <<<"$out" || fail "status: $out"; ok
+[ -z "$err" ] || fail "status warned on a served database: $err"; ok
 expect 0 "$pgjq" --json status
 [ "$(json "[q['failed'] for q in data if q['queue'] == 'mail'][0]" <<<"$out")" = 3 ] || fail "status --json: $out"; ok
+# Global options after the command, as psql users type them.
+expect 0 "$pgjq" status --json -d "dbname=postgres"
+[ "$(json "[q['failed'] for q in data if q['queue'] == 'mail'][0]" <<<"$out")" = 3 ] || fail "status --json -d: $out"; ok
+expect 0 "$pgjq" queue pause mail --json
+[ "$(json "data['done']" <<<"$out")" = "queue mail paused" ] || fail "queue pause --json: $out"
+expect 0 "$pgjq" queue resume mail; ok
+
+# What producers and workers write reaches the operator's terminal escaped: no ESC, BEL or C1 control.
+"${psql[@]}" >/dev/null <<'SQL'
+SELECT pgjq.create_queue('hostile', max_attempts => 1);
+SELECT pgjq.enqueue(E'evil\x1b]0;owned\x07type', '{"k": "\u001b[2J"}', 'hostile', unique_key => E'key\x1b[31m');
+SELECT pgjq.fail(id, E'worker\x1b[1A', E'boom\x1b[2K\r\u009b31m\nline')
+  FROM pgjq.claim_job_batch(E'worker\x1b[1A', NULL, 1, 'hostile');
+SQL
+hostile=$("${psql[@]}" -c "SELECT id FROM pgjq.jobs WHERE queue_name = 'hostile'")
+no_controls() { LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' <<<"$1" && fail "$2 printed a control character: $(od -c <<<"$1" | head -20)"; return 0; }
+expect 0 "$pgjq" jobs --queue hostile
+no_controls "$out" "jobs"; grep -qF 'evil\x1b]0;owned\x07type' <<<"$out" && grep -qF 'boom\x1b[2K\r\u009b31m\nline' <<<"$out" \
+  || fail "jobs does not show the escaped type and error: $out"; ok
+expect 0 "$pgjq" show "$hostile"
+no_controls "$out" "show"; grep -qF 'unique key  key\x1b[31m' <<<"$out" && grep -qF 'worker\x1b[1A' <<<"$out" \
+  || fail "show does not show the escaped key and worker: $out"; ok
+expect 0 "$pgjq" status
+no_controls "$out" "status"; ok
+expect 0 "$pgjq" queue drop hostile --force
 
 expect 0 "$pgjq" jobs --queue mail --state failed
 [ "$(grep -c 'smtp timeout' <<<"$out")" = 3 ] || fail "jobs --state failed: $out"; ok
@@ -121,14 +149,50 @@ expect 2 "$pgjq" top --interval 0; ok
 expect 0 "$pgjq" metrics
 /usr/bin/promtool check metrics <<<"$out" >/dev/null 2>&1 || fail "promtool refuses the printed metrics"
 grep -q '^pgjq_jobs_finished_total{queue="mail",status="cancelled"} 10$' <<<"$out" || fail "metrics: $out"; ok
-"$pgjq" metrics --listen 127.0.0.1:0 2>"$cluster/serving" &
-server=$!
-for _ in $(seq 50); do grep -q 'serving metrics at' "$cluster/serving" && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*' "$cluster/serving") || fail "metrics --listen did not start: $(cat "$cluster/serving")"
-scraped=$(/usr/bin/python3 -c "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode(), end='')" "$url")
-/usr/bin/promtool check metrics <<<"$scraped" >/dev/null 2>&1 || fail "promtool refuses the served metrics"
+# scrape URL [TOKEN]: prints the HTTP status, then the body.
+scrape() {
+  /usr/bin/python3 - "$@" <<'PY'
+import sys, urllib.request, urllib.error
+headers = {"Authorization": "Bearer " + sys.argv[2]} if len(sys.argv) > 2 else {}
+try:
+    response = urllib.request.urlopen(urllib.request.Request(sys.argv[1], headers=headers), timeout=20)
+except urllib.error.HTTPError as e:
+    response = e
+print(response.status)
+print(response.read().decode(), end="")
+PY
+}
+# serve_metrics LOG ARGS...: starts `pgjq metrics --listen ARGS`, sets $server and $url.
+serve_metrics() {
+  local log=$1; shift
+  "$pgjq" metrics --listen "$@" 2>"$log" &
+  server=$!
+  for _ in $(seq 300); do grep -q 'serving metrics at' "$log" && break; sleep 0.1; done
+  url=$(grep -o 'http://[^ ]*' "$log") || fail "metrics --listen did not start: $(cat "$log")"
+}
+# With no token given, one is made and printed, and a scrape without it is refused.
+serve_metrics "$cluster/serving" 127.0.0.1:0
+token=$(sed -n 's/.*needs the access token \([0-9a-f]*\) .*/\1/p' "$cluster/serving")
+[ ${#token} = 32 ] || fail "metrics --listen made no token: $(cat "$cluster/serving")"; ok
+[ "$(scrape "$url" | sed -n 1p)" = 401 ] || fail "metrics served without the token"; ok
+[ "$(scrape "$url" "x$token" | sed -n 1p)" = 401 ] || fail "metrics served with a wrong token"; ok
+scraped=$(scrape "$url" "$token")
+[ "$(head -n 1 <<<"$scraped")" = 200 ] || fail "metrics refused the token: $scraped"
+/usr/bin/promtool check metrics <<<"$(tail -n +2 <<<"$scraped")" >/dev/null 2>&1 || fail "promtool refuses the served metrics"
 grep -q '^pgjq_jobs_unfinished{queue="mail"}' <<<"$scraped" || fail "served metrics: $scraped"; ok
+port=$(grep -o ':[0-9]*/metrics' <<<"$url" | tr -dc 0-9)
+code=0; "$pgjq" metrics --listen "127.0.0.1:$port" 2>"$cluster/err" || code=$?
+[ "$code" = 1 ] && grep -qi 'address already in use' "$cluster/err" || fail "a second metrics server on port $port: $code $(cat "$cluster/err")"; ok
+/usr/bin/python3 scripts/slow_clients.py "${url%/metrics}" 16 "$token" /metrics || fail "slow clients kept a scrape waiting (above)"; ok
 kill -TERM "$server"; wait "$server" || fail "metrics --listen did not stop cleanly on SIGTERM"; server=''; ok
+# With a token from a file (Prometheus: authorization: {credentials_file: ...}), beyond loopback too.
+printf '%s\n' "metrics-token-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$cluster/token"
+serve_metrics "$cluster/serving" 0.0.0.0:0 --token-file "$cluster/token"
+! grep -q 'needs the access token' "$cluster/serving" || fail "a token from a file was printed"; ok
+url=http://127.0.0.1:$(grep -o ':[0-9]*/metrics' <<<"$url" | tr -dc 0-9)/metrics
+[ "$(scrape "$url" | sed -n 1p)" = 401 ] || fail "metrics served beyond loopback without the token"; ok
+[ "$(scrape "$url" "$(cat "$cluster/token")" | sed -n 1p)" = 200 ] || fail "metrics refused the file's token"; ok
+kill -TERM "$server"; wait "$server" || fail "metrics --listen did not stop cleanly on SIGTERM"; server=''
 expect 2 "$pgjq" metrics --listen nowhere; ok
 
 expect 4 env PGUSER=nobody "$pgjq" queue create spam; ok                # a role without a capability
@@ -139,4 +203,22 @@ expect 0 "$pgjq" jobs --help; ok
 expect 2 "$pgjq"; ok                                                    # a command is required
 expect 2 "$pgjq" frobnicate; ok
 expect 1 "$pgjq" -d "host=/nonexistent" status; ok                      # cannot connect
+
+# A database no maintenance worker serves (pgjq not preloaded, no start_worker()): status warns, and so does
+# the dashboard's overview (the page shows it as a banner).
+start_cluster "$cluster-unserved" "log_min_messages = warning"
+unserved="host=$(cat "$cluster-unserved/socket_dir") port=5432 user=postgres dbname=postgres"
+"$STAGE_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$unserved" -c "CREATE EXTENSION pgjq" >/dev/null
+expect 0 "$pgjq" -d "$unserved" status
+grep -q 'no maintenance worker serves this database' <<<"$err" || fail "status did not warn: $err"; ok
+expect 0 "$pgjq" -d "$unserved" --json status
+grep -q 'no maintenance worker serves this database' <<<"$err" && json "len(data)" <<<"$out" >/dev/null \
+  || fail "status --json did not warn, or its output is no JSON: $err $out"; ok
+PGJQ_WEB_TOKEN=unserved-token-0123456789 "$pgjq" -d "$unserved" web --listen 127.0.0.1:0 2>"$cluster/web" &
+server=$!
+for _ in $(seq 300); do grep -q 'serving the dashboard at' "$cluster/web" && break; sleep 0.1; done
+url=$(grep -o 'http://[^ ]*' "$cluster/web") || fail "pgjq web did not start: $(cat "$cluster/web")"
+overview=$(scrape "${url%/}/api/overview" unserved-token-0123456789)
+grep -q '"maintenance_served":false' <<<"$overview" || fail "the overview does not say the database is unserved: $overview"; ok
+kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"; server=''
 echo "pgjq command line: $passed passed, 0 failed"

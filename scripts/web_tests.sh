@@ -5,7 +5,11 @@
 # - as an admin: no console errors, the payload's <script> shown and not run, retry makes the job pending;
 # - requests a browser could be tricked into: a POST without the page's CSRF token or from another origin,
 #   a request naming another Host (DNS rebinding): refused, nothing changed;
-# - beyond loopback: refused without an access token, and with one, only requests carrying it are served;
+# - the access token, on loopback and beyond: one is made and printed when none is given, and only requests
+#   carrying it are served (a local user without it is refused);
+# - slow clients: 16 connections that trickle their request do not keep the token-holder's request waiting,
+#   and a second server on a port in use fails with "address in use";
+# - without a maintenance worker the overview says so (the page's banner);
 # - SIGTERM stops it cleanly.
 # The admin's screenshot is kept in build/test-output/web/dashboard.png.
 # As root it re-executes itself as the postgres user (see scripts/lib.sh).
@@ -50,20 +54,29 @@ SQL
 failed_job=$("${psql[@]}" -c "SELECT id FROM pgjq.jobs WHERE status = 'failed'")
 [ -n "$failed_job" ] || fail "no failed job to show"
 
-# start_web LOGFILE ARGS...: starts `pgjq ARGS` (a `web` command), waits for its address, sets $url and $server.
+# start_web LOGFILE ARGS...: starts `pgjq ARGS` (a `web` command), waits for its address, sets $url (as
+# printed: with ?token= when the token was made at start), $base (scheme, host and port), $token (when made
+# at start) and $server.
 start_web() {
   local log=$1; shift
   build/pgjq "$@" 2>"$log" &
   server=$!
   servers+=("$server")
-  for _ in $(seq 100); do grep -q 'serving the dashboard at' "$log" && break; sleep 0.1; done
+  for _ in $(seq 300); do grep -q 'serving the dashboard at' "$log" && break; sleep 0.1; done
   url=$(grep -o 'http://[^ ]*' "$log") || fail "pgjq web did not start: $(cat "$log")"
+  base=$(grep -o '^http://[^/]*' <<<"$url")
+  token=$(sed -n 's/.*needs the access token \([0-9a-f]*\) .*/\1/p' "$log")
 }
-# request METHOD URL [HEADER: VALUE]...: prints the HTTP status, then the body.
+# request METHOD URL [HEADER: VALUE]...: prints the HTTP status, then the body. Sends $auth (a header) too
+# unless the arguments name an Authorization or Cookie header.
+auth=
 request() {
-  "$python" - "$@" <<'PY'
-import sys, urllib.request, urllib.error
+  PGJQ_TEST_AUTH=$auth "$python" - "$@" <<'PY'
+import os, sys, urllib.request, urllib.error
 method, url, headers = sys.argv[1], sys.argv[2], dict(h.split(": ", 1) for h in sys.argv[3:])
+if os.environ["PGJQ_TEST_AUTH"] and "Authorization" not in headers and "Cookie" not in headers:
+    name, value = os.environ["PGJQ_TEST_AUTH"].split(": ", 1)
+    headers[name] = value
 class Keep(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args): return None
 opener = urllib.request.build_opener(Keep)
@@ -85,10 +98,15 @@ start_web "$cluster/observer.log" -d "user=watcher" web --listen 127.0.0.1:0 --s
 [ "$(status_of "$failed_job")" = failed ] || fail "an observer's retry changed the job"; ok
 kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"; ok
 
-# As an admin (the superuser).
+# As an admin (the superuser), on loopback with no token given: one is made, printed, and required.
 start_web "$cluster/admin.log" web --listen 127.0.0.1:0 --sample-interval 0.5 --refresh 0.5
-base=${url%/}
-page=$(request GET "$url")
+[ ${#token} = 32 ] && grep -q "?token=$token" <<<"$url" || fail "no token made and printed: $(cat "$cluster/admin.log")"; ok
+out=$(request GET "$base/api/overview")
+[ "$(status "$out")" = 401 ] || fail "served on loopback without the token: $out"; ok
+auth="Authorization: Bearer $token"
+out=$(request GET "$base/api/overview")
+[ "$(status "$out")" = 200 ] && grep -q '"maintenance_served":true' <<<"$out" || fail "the overview: $out"; ok
+page=$(request GET "$base/")
 [ "$(status "$page")" = 200 ] && grep -q "script-src 'self'" <<<"$page" || fail "the page or its policy: $page"; ok
 csrf=$(grep -o 'name="pgjq-csrf" content="[0-9a-f]*"' <<<"$page" | grep -o '[0-9a-f]\{32\}') || fail "no CSRF token in the page"
 out=$(request POST "$base/api/jobs/$failed_job/retry")
@@ -115,16 +133,25 @@ history() { "$python" -c "import json, sys; h = json.loads(sys.stdin.read().spli
 [ "$(history "len(h['samples']) > 1")" = True ] || fail "the charts' history holds no samples: $out"; ok
 # The 3 completed jobs and the failed one were claimed: their wait and run times are in the histograms.
 [ "$(history "h['samples'][-1]['queues']['mail']['run_jobs']")" = 4 ] || fail "the history has no run times: $out"; ok
-kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"
 
-# Beyond loopback: a token is required, and then every request must carry it.
-code=0; build/pgjq web --listen 0.0.0.0:0 2>"$cluster/err" || code=$?
-[ "$code" = 2 ] && grep -q 'needs an access token' "$cluster/err" || fail "listening beyond loopback without a token"; ok
+# Slow clients: 16 connections sending their request a byte a second hold no handler the token-holder needs;
+# those that stop sending are closed. (With a handful of handlers and no read timeout, they held them all.)
+"$python" scripts/slow_clients.py "$base" 16 "$token" || fail "slow clients kept the token-holder waiting (above)"; ok
+# A second server on the port in use fails instead of sharing it.
+port=${base##*:}
+code=0; build/pgjq web --listen "127.0.0.1:$port" 2>"$cluster/err" || code=$?
+[ "$code" = 1 ] && grep -qi 'address already in use' "$cluster/err" || fail "a second server on port $port: $code $(cat "$cluster/err")"; ok
+kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"
+auth=
+
+# Beyond loopback, with a token from a file: every request must carry it.
 code=0; PGJQ_WEB_TOKEN=short build/pgjq web --listen 0.0.0.0:0 2>"$cluster/err" || code=$?
 [ "$code" = 2 ] || fail "a short token was taken"; ok
 token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 printf '%s\n' "$token" >"$cluster/token"
 start_web "$cluster/token.log" web --listen 0.0.0.0:0 --token-file "$cluster/token"
+[ -z "$token" ] || fail "a token from a file was printed: $(cat "$cluster/token.log")"; ok
+token=$(cat "$cluster/token")
 base=http://127.0.0.1:${url##*:}; base=${base%/}
 out=$(request GET "$base/api/overview")
 [ "$(status "$out")" = 401 ] || fail "served without the token: $out"; ok

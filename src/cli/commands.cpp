@@ -139,7 +139,7 @@ int run_command(const options &o, const std::function<int(connection &)> &comman
   }
   catch (const std::exception &e)
   {
-    std::cerr << "pgjq: " << e.what() << '\n';
+    std::cerr << "pgjq: " << printable(e.what(), true) << '\n';
     switch (classify(e))
     {
     case failure::not_found:
@@ -158,6 +158,11 @@ int run_command(const options &o, const std::function<int(connection &)> &comman
 
 int show_status(const options &o, connection &db)
 {
+  if (db.maintenance_served() == false)
+    std::cerr
+        << "pgjq: WARNING: no maintenance worker serves this database: schedules do not fire and job timeouts are "
+           "not enforced. Add pgjq to shared_preload_libraries and restart the server, or run SELECT "
+           "pgjq.start_worker() in this database.\n";
   return print_list(o, db.stats(),
                     {"QUEUE", "PENDING", "SCHEDULED", "WAITING", "CLAIMED", "RUNNING", "COMPLETED", "FAILED",
                      "CANCELLED", "OLDEST", ""},
@@ -217,26 +222,29 @@ int show_job(const options &o, connection &db, std::int64_t id)
     std::cout << to_json(*j).dump() << '\n';
     return k_exit_ok;
   }
-  std::cout << "job " << j->id << "  " << to_string(j->status) << "  queue " << j->queue << "  type " << j->type
-            << "  priority " << j->priority << '\n'
+  // Every text a producer or worker chose goes through printable(): none may drive the terminal.
+  const auto text = [](const std::string &value) { return printable(value); };
+  std::cout << "job " << j->id << "  " << to_string(j->status) << "  queue " << text(j->queue) << "  type "
+            << text(j->type) << "  priority " << j->priority << '\n'
             << "attempts    " << j->attempts << " of " << j->max_attempts << '\n'
             << "created     " << format_time(j->created_at) << '\n'
             << "due         " << format_time(j->run_at) << '\n';
   if (j->lease_expires_at)
-    std::cout << "leased to   " << or_dash(j->worker_id) << " until " << format_time(*j->lease_expires_at) << '\n';
+    std::cout << "leased to   " << text(or_dash(j->worker_id)) << " until " << format_time(*j->lease_expires_at)
+              << '\n';
   if (j->progress)
-    std::cout << "progress    " << *j->progress << "% " << or_dash(j->current_stage) << '\n';
+    std::cout << "progress    " << *j->progress << "% " << text(or_dash(j->current_stage)) << '\n';
   if (j->finished_at)
-    std::cout << "finished    " << format_time(*j->finished_at) << " by " << or_dash(j->worker_id) << '\n';
+    std::cout << "finished    " << format_time(*j->finished_at) << " by " << text(or_dash(j->worker_id)) << '\n';
   if (j->unique_key)
-    std::cout << "unique key  " << *j->unique_key << '\n';
+    std::cout << "unique key  " << text(*j->unique_key) << '\n';
   if (j->group_key)
-    std::cout << "group key   " << *j->group_key << '\n';
+    std::cout << "group key   " << text(*j->group_key) << '\n';
   if (j->last_error)
-    std::cout << "last error  " << *j->last_error << '\n';
-  std::cout << "payload\n" << j->payload().dump(2) << '\n';
+    std::cout << "last error  " << text(*j->last_error) << '\n';
+  std::cout << "payload\n" << printable(j->payload().dump(2), true) << '\n';
   if (j->result())
-    std::cout << "result\n" << j->result()->dump(2) << '\n';
+    std::cout << "result\n" << printable(j->result()->dump(2), true) << '\n';
   return k_exit_ok;
 }
 

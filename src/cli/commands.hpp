@@ -69,13 +69,14 @@ struct top_view
 
 struct metrics_serving
 {
-  std::string listen; // host:port
+  std::string listen;     // host:port
+  std::string token_file; // the access token's file (else $PGJQ_METRICS_TOKEN, else one made at start)
 };
 
 struct web_serving
 {
   std::string listen = "127.0.0.1:9188";
-  std::string token_file;        // the access token's file (else $PGJQ_WEB_TOKEN); required beyond loopback
+  std::string token_file;        // the access token's file (else $PGJQ_WEB_TOKEN, else one made at start)
   double sample_interval_s = 10; // the charts' resolution; an hour of samples is kept
   double refresh_s = 2;          // how often the page reloads what it shows
 };

@@ -31,6 +31,9 @@ int main(int argc, char **argv)
   app.add_option("-d,--dbname", o.conninfo, "conninfo or URI (default: libpq's environment, PGHOST, PGDATABASE ...)");
   app.add_flag("--json", o.json, "print JSON for scripts instead of tables");
   app.require_subcommand(1);
+  // Global options anywhere, as psql, git and kubectl users type them (`pgjq status -d app`): inherited by
+  // every subcommand added below.
+  app.fallthrough();
 
   auto *status = app.add_subcommand("status", "every queue at a glance: jobs by state and totals");
 
@@ -109,12 +112,17 @@ int main(int argc, char **argv)
   metrics_serving ms;
   auto *metrics = app.add_subcommand("metrics", "the queues' figures in the Prometheus text format");
   metrics->add_option("--listen", ms.listen, "serve them over HTTP at /metrics instead (e.g. 127.0.0.1:9187)");
+  metrics
+      ->add_option("--token-file", ms.token_file,
+                   "with --listen: file whose first line is the token scrapes must send (default: "
+                   "$PGJQ_METRICS_TOKEN; none: one is made and printed)")
+      ->check(CLI::ExistingFile);
 
   web_serving ws;
   auto *web = app.add_subcommand("web", "serve a live dashboard to a browser, on 127.0.0.1:9188 by default");
-  web->add_option("--listen", ws.listen, "HOST:PORT to listen on (beyond loopback an access token is required)");
+  web->add_option("--listen", ws.listen, "HOST:PORT to listen on");
   web->add_option("--token-file", ws.token_file,
-                  "file whose first line is the access token (default: $PGJQ_WEB_TOKEN; none: no token)")
+                  "file whose first line is the access token (default: $PGJQ_WEB_TOKEN; none: one is made and printed)")
       ->check(CLI::ExistingFile);
   web->add_option("--sample-interval", ws.sample_interval_s, "seconds between the charts' samples (an hour is kept)")
       ->check(CLI::Range(0.2, 300.0));

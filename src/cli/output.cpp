@@ -129,9 +129,67 @@ nlohmann::json to_json(const queue_latency &l)
           {"p99_seconds", optional_json(l.p99_seconds)}};
 }
 
-void print_table(std::ostream &out, const std::vector<std::string> &header,
-                 const std::vector<std::vector<std::string>> &rows)
+std::string printable(const std::string &text, bool keep_newlines)
 {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  auto hex_escape = [&](const char *prefix, unsigned value, int width)
+  {
+    out += prefix;
+    for (int shift = 4 * (width - 1); shift >= 0; shift -= 4)
+      out += digits[(value >> shift) & 15];
+  };
+  for (std::size_t i = 0; i < text.size(); ++i)
+  {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n' && keep_newlines)
+      out += '\n';
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c < 0x20 || c == 0x7f)
+      hex_escape("\\x", c, 2);
+    else if (c < 0x80)
+      out += static_cast<char>(c);
+    else
+    {
+      // A UTF-8 sequence is copied whole when it is valid and not a C1 control (U+0080-U+009F, which
+      // some terminals obey like ESC sequences); anything else is shown byte by byte.
+      const int length = c >= 0xf5 ? 0 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+      bool valid = length > 0 && i + length <= text.size();
+      for (int k = 1; valid && k < length; ++k)
+        valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+      if (valid && length == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0)
+      {
+        hex_escape("\\u00", static_cast<unsigned char>(text[i + 1]), 2);
+        ++i;
+      }
+      else if (valid)
+      {
+        out.append(text, i, length);
+        i += length - 1;
+      }
+      else
+        hex_escape("\\x", c, 2);
+    }
+  }
+  return out;
+}
+
+void print_table(std::ostream &out, const std::vector<std::string> &header,
+                 const std::vector<std::vector<std::string>> &raw_rows)
+{
+  std::vector<std::vector<std::string>> rows;
+  for (const auto &raw : raw_rows)
+  {
+    rows.emplace_back();
+    for (const std::string &cell : raw)
+      rows.back().push_back(printable(cell));
+  }
   std::vector<std::size_t> width(header.size());
   for (std::size_t c = 0; c < header.size(); ++c)
     width[c] = header[c].size();

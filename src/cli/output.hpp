@@ -32,7 +32,13 @@ template <typename Items> nlohmann::json json_array(const Items &items)
   return out;
 }
 
-// Rows of cells under a header, each column as wide as its widest cell.
+// Text a producer or worker wrote (job types, keys, worker ids, errors), made safe for a terminal: every
+// control character (C0, DEL and C1, such as ESC starting a colour, title or cursor sequence) is shown as an
+// escape (\n, \t, \x1b, \u009b) instead of being sent to the terminal. keep_newlines leaves line breaks in
+// text printed over several lines (a pretty-printed payload). Invalid UTF-8 bytes are shown as \xNN.
+std::string printable(const std::string &text, bool keep_newlines = false);
+
+// Rows of cells under a header (each cell made printable()), each column as wide as its widest cell., each column as wide as its widest cell.
 void print_table(std::ostream &out, const std::vector<std::string> &header,
                  const std::vector<std::vector<std::string>> &rows);
 

@@ -1,8 +1,8 @@
 // web_server.cpp: `pgjq web`, a live dashboard (cpp-httplib): the page and its JSON calls, on one session of
 // the operator's own role, so the database's privileges decide what is shown and what may be done.
 //
-// Who may reach it: it listens on 127.0.0.1 unless told otherwise, and beyond loopback only with an access
-// token (a header, or a cookie set once from ?token=). The Host header must name the address it listens on
+// Who may reach it: it listens on 127.0.0.1 unless told otherwise, and on any address only with the access
+// token (a header, or a cookie set once from ?token=; http_serving.hpp says where it comes from). The Host header must name the address it listens on
 // (no DNS rebinding). Every action is a POST that must carry the page's per-process CSRF token in a custom
 // header and come from the same origin, which a cross-site page can neither read nor send. The page treats
 // every value as text and the Content-Security-Policy forbids inline scripts, so a payload holding <script>
@@ -30,56 +30,6 @@ namespace
 
 constexpr auto k_history_span = std::chrono::hours(1);
 constexpr const char *k_token_cookie = "pgjq_token";
-
-std::string random_hex(std::size_t bytes)
-{
-  std::ifstream urandom("/dev/urandom", std::ios::binary);
-  std::string raw(bytes, '\0');
-  if (!urandom.read(raw.data(), static_cast<std::streamsize>(bytes)))
-    throw std::runtime_error("cannot read /dev/urandom");
-  static const char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char c : raw)
-  {
-    hex += digits[c >> 4];
-    hex += digits[c & 15];
-  }
-  return hex;
-}
-
-// Compares without stopping at the first difference, so the time taken tells nothing of the secret.
-bool same_secret(const std::string &given, const std::string &secret)
-{
-  if (given.size() != secret.size())
-    return false;
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < secret.size(); ++i)
-    difference |= static_cast<unsigned char>(given[i] ^ secret[i]);
-  return difference == 0;
-}
-
-// The access token from --token-file (its first line) or $PGJQ_WEB_TOKEN; empty when neither is set.
-// Throws bad_argument for one too short to be a secret or holding characters a cookie cannot carry.
-std::optional<std::string> access_token(const web_serving &w)
-{
-  std::string token;
-  if (!w.token_file.empty())
-  {
-    std::ifstream file(w.token_file);
-    if (!file)
-      throw bad_argument("cannot read the token file \"" + w.token_file + "\"", "22023");
-    std::getline(file, token);
-  }
-  else if (const char *from_environment = std::getenv("PGJQ_WEB_TOKEN"))
-    token = from_environment;
-  if (token.empty())
-    return std::nullopt;
-  if (token.size() < 16 || token.size() > 256 ||
-      token.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-") !=
-          std::string::npos)
-    throw bad_argument("the access token must be 16-256 characters of A-Z a-z 0-9 . _ ~ -", "22023");
-  return token;
-}
 
 std::string cookie(const httplib::Request &request, const std::string &name)
 {
@@ -111,7 +61,7 @@ std::int64_t job_id_of(const httplib::Request &request) { return std::stoll(requ
 class dashboard
 {
 public:
-  dashboard(connection db, const web_serving &w, std::optional<std::string> token)
+  dashboard(connection db, const web_serving &w, access_token token)
       : m_settings(w), m_db(std::move(db)), m_token(std::move(token)), m_csrf(random_hex(16))
   {
   }
@@ -138,8 +88,10 @@ public:
     get(server, "/api/overview",
         [](connection &db, const httplib::Request &) -> nlohmann::json
         {
+          const std::optional<bool> served = db.maintenance_served();
           return {{"role", PQuser(db.native_handle())},
                   {"database", PQdb(db.native_handle())},
+                  {"maintenance_served", served ? nlohmann::json(*served) : nlohmann::json(nullptr)},
                   {"at", format_time(clock::now())},
                   {"queues", json_array(db.stats())},
                   {"latency", json_array(db.latency())}};
@@ -239,14 +191,13 @@ private:
       refuse(rs, 421, "this dashboard answers only to the address it listens on");
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (m_token && !same_secret(cookie(rq, k_token_cookie), *m_token) &&
-        !same_secret(rq.get_header_value("Authorization"), "Bearer " + *m_token))
+    if (!same_secret(cookie(rq, k_token_cookie), m_token.value) && !bears_token(rq, m_token))
     {
-      if (rq.method == "GET" && rq.path == "/" && same_secret(rq.get_param_value("token"), *m_token))
+      if (rq.method == "GET" && rq.path == "/" && same_secret(rq.get_param_value("token"), m_token.value))
       {
         // Once: the token moves from the address bar into a cookie scripts cannot read.
         rs.set_header("Set-Cookie",
-                      std::string(k_token_cookie) + "=" + *m_token + "; HttpOnly; SameSite=Strict; Path=/");
+                      std::string(k_token_cookie) + "=" + m_token.value + "; HttpOnly; SameSite=Strict; Path=/");
         rs.set_redirect("/");
         return httplib::Server::HandlerResponse::Handled;
       }
@@ -379,7 +330,7 @@ private:
   const web_serving m_settings;
   std::mutex m_session;
   connection m_db;
-  const std::optional<std::string> m_token;
+  const access_token m_token;
   const std::string m_csrf;
   std::set<std::string> m_hosts;
 
@@ -396,20 +347,15 @@ int serve_web(connection &db, const web_serving &w)
   const std::optional<listen_address> at = parse_listen(w.listen, 9188);
   if (!at)
     return k_exit_usage;
-  const std::optional<std::string> token = access_token(w);
-  if (!token && !is_loopback(at->host))
-  {
-    std::cerr << "pgjq: listening beyond this machine (" << at->host
-              << ") needs an access token: --token-file FILE or PGJQ_WEB_TOKEN\n";
-    return k_exit_usage;
-  }
+  const access_token token = read_access_token(w.token_file, "PGJQ_WEB_TOKEN");
   stop_signals signals;
   dashboard board(std::move(db), w, token);
   httplib::Server server;
   board.route(server);
   std::thread sampler([&] { board.sample_until_stopped(); });
-  const int code =
-      serve_until_stopped(server, signals, *at, "the dashboard", "/", [&](int port) { board.allow_hosts(*at, port); });
+  const int code = serve_until_stopped(server, signals, *at, token, "the dashboard",
+                                       token.generated ? "/?token=" + token.value : "/",
+                                       [&](int port) { board.allow_hosts(*at, port); });
   board.stop();
   sampler.join();
   return code;

@@ -339,6 +339,19 @@ std::vector<maintenance_duty> connection::maintenance()
   return read_all(res, detail::read_maintenance_duty);
 }
 
+std::optional<bool> connection::maintenance_served()
+{
+  try
+  {
+    detail::result res = run(calls::maintenance_served, {});
+    return res.text(0, 0) == "t";
+  }
+  catch (const permission_denied &)
+  {
+    return std::nullopt;
+  }
+}
+
 std::vector<queue_latency> connection::latency()
 {
   detail::result res = run(calls::latency, {});

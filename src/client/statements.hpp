@@ -160,6 +160,11 @@ inline constexpr statement maintenance{
     " extract(epoch from d.next_run), d.last_error FROM pgjq.maintenance_duties() d"
     " LEFT JOIN pgjq.worker_status() w ON w.worker_type = 'maintenance' AND w.datname = d.datname",
     {}};
+inline constexpr statement maintenance_served{
+    "pgjq_maintenance_served",
+    "SELECT EXISTS (SELECT FROM pgjq.worker_status() WHERE worker_type = 'launcher'"
+    " OR (datname = current_database() AND pid IS NOT NULL))",
+    {}};
 inline constexpr statement latency{"pgjq_latency",
                                    "SELECT queue_name, measure, jobs, sum_seconds, p50_seconds, p90_seconds,"
                                    " p99_seconds FROM pgjq.queue_latency ORDER BY queue_name, measure",

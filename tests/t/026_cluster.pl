@@ -486,11 +486,14 @@ my ($pout, $perr) = ('', '');
 IPC::Run::run([ 'promtool', 'check', 'metrics' ], '<', \$cout, '>', \$pout, '2>', \$perr);
 is($? >> 8, 0, 'and promtool accepts the merged exposition') or diag("$pout$perr");
 my $port = PostgreSQL::Test::Cluster::get_free_port();
-my $web = IPC::Run::start([ $cli, '-d', $rconn, 'web', '--listen', "127.0.0.1:$port" ], '>', \my $wout, '2>', \my $werr);
+my $web_token = 'router-dashboard-token-0123';
+my $web = IPC::Run::start([ 'env', "PGJQ_WEB_TOKEN=$web_token", $cli, '-d', $rconn, 'web', '--listen', "127.0.0.1:$port" ],
+	'>', \my $wout, '2>', \my $werr);
 my $overview = '';
 for (1 .. 100)
 {
-	$overview = HTTP::Tiny->new->get("http://127.0.0.1:$port/api/overview")->{content} // '';
+	$overview = HTTP::Tiny->new->get("http://127.0.0.1:$port/api/overview",
+		{ headers => { Authorization => "Bearer $web_token" } })->{content} // '';
 	last if $overview =~ /queues/;
 	select(undef, undef, undef, 0.1);
 }

@@ -75,6 +75,7 @@ async function refreshQueues() {
   const o = await api('/api/overview');
   document.getElementById('connection').textContent = `${o.role} @ ${o.database}`;
   document.getElementById('updated').textContent = `updated ${o.at}`;
+  document.getElementById('no-worker').hidden = o.maintenance_served !== false;
   const now = Date.now();
   const before = view.previous;
   const latency = (queue, measure) => {

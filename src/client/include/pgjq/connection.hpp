@@ -167,6 +167,10 @@ public:
   std::string metrics();
   // Every maintenance duty of every database pgjq serves (needs admin or observer on every queue).
   std::vector<maintenance_duty> maintenance();
+  // Whether a maintenance worker serves this database (pgjq preloaded, so its launcher runs, or
+  // pgjq.start_worker() called here): without one, schedules do not fire and job timeouts are not enforced.
+  // Empty when this role may not read pgjq.worker_status() (admin or observer of every queue).
+  std::optional<bool> maintenance_served();
   std::vector<queue_stats> stats();
   // pgjq.queue_latency (0.2.0): wait and run times per queue the role may read.
   std::vector<queue_latency> latency();

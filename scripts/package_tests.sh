@@ -32,14 +32,24 @@ log "release metadata"
 meta=$(perl -MJSON::PP -e 'local $/; my $m = decode_json(<STDIN>); print "$m->{version} $m->{provides}{pgjq}{version} $m->{license}"' < META.json)
 [ "$meta" = "$version $version postgresql" ] || fail "META.json says '$meta', pgjq.control says $version"
 grep -qE "^## \[$version\]" CHANGELOG.md || fail "CHANGELOG.md has no section for $version (## [$version] ...)"
-# Released install scripts are frozen: a database created from one must meet the same objects as the
-# upgrade steps after it expect. A change goes into the upgrade script of the version being built.
-while read -r released sum; do
-  [ "$(sha256sum "src/extension/pgjq--$released.sql" | cut -d' ' -f1)" = "$sum" ] \
-    || fail "src/extension/pgjq--$released.sql differs from the released $released: put the change into the next upgrade script"
-done <<'RELEASED'
-0.1.0 670e9ce9053d221bf0bf416b02fd70b86078126284bfb8f5790c3e7cad3eeed7
-RELEASED
+# Released scripts are frozen byte for byte: a database made by one, or updated by one, must meet the objects
+# the steps after it expect. A schema change goes into the upgrade script of the next version
+# (pgjq--0.2.0--0.3.0.sql, with default_version raised to 0.3.0; see CONTRIBUTING.md), never into these.
+released_scripts='src/extension/pgjq--0.1.0.sql 670e9ce9053d221bf0bf416b02fd70b86078126284bfb8f5790c3e7cad3eeed7
+src/extension/pgjq--0.1.0--0.2.0.sql 2472749766f2f7a6fdbff0ed8d5d58139ce94a16e1174eeebff73739c77403e9
+src/router/pgjq_router--0.2.0.sql 5e2a05f59126535b677722c6e68f538ad8613356549f28653c7e74baa7dc6a3f'
+while read -r script sum; do
+  [ "$(sha256sum "$script" | cut -d' ' -f1)" = "$sum" ] \
+    || fail "$script differs from the released one: put the change into the next version's upgrade script"
+done <<<"$released_scripts"
+# Every script in the tree is released or a step to the version being built (default_version, once raised
+# above the last release): a new script cannot slip in beside the released ones unchecked.
+for script in src/extension/pgjq--*.sql src/router/pgjq_router--*.sql; do
+  grep -q "^$script " <<<"$released_scripts" || case $script in
+    *--"$version".sql) ;;
+    *) fail "$script is neither released (listed in scripts/package_tests.sh) nor a step to $version" ;;
+  esac
+done
 [ -f "src/extension/pgjq--$version.sql" ] || ls src/extension/pgjq--*--"$version".sql >/dev/null 2>&1 \
   || fail "no install or upgrade script reaches $version"
 

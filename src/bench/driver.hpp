@@ -24,6 +24,9 @@ public:
   virtual void enqueue_batch(std::int64_t first, int n) = 0;
   // One job, refused when the queue holds the driver's backpressure limit; false when refused.
   virtual bool enqueue_backpressured(std::int64_t i) = 0;
+  // Makes this session write the counter row of `slot` (pgjq.depth_slot; needs a superuser); false if the
+  // system has no counter slots.
+  virtual bool force_depth_slot(int /*slot*/) { return false; }
   // Claims up to batch jobs for this session; they are held until completed. Returns how many.
   virtual int claim(int batch) = 0;
   // Completes the held jobs (one call: complete for one job, a batch completion for more). Returns how many.

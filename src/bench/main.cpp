@@ -23,12 +23,13 @@ namespace
 
 void usage()
 {
-  std::fprintf(stderr,
-               "usage: pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=FILE --out=DIR [--peers=FILE]\n"
-               "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups,stats,cluster]\n"
-               "  [--cluster=ROUTER_CONNINFO] [--quick]\n"
-               "  [--drain-jobs=B1,B10,B100] [--e2e-jobs=N] [--steady-seconds=N] [--steady-runs=N]\n"
-               "  [--latency-jobs=N] [--depths=A,B,C] [--depth-samples=N] [--recipe-poll-ms=N]\n");
+  std::fprintf(
+      stderr,
+      "usage: pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=FILE --out=DIR [--peers=FILE]\n"
+      "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups,stats,slots,cluster]\n"
+      "  [--cluster=ROUTER_CONNINFO] [--quick]\n"
+      "  [--drain-jobs=B1,B10,B100] [--e2e-jobs=N] [--steady-seconds=N] [--steady-runs=N]\n"
+      "  [--latency-jobs=N] [--depths=A,B,C] [--depth-samples=N] [--recipe-poll-ms=N]\n");
 }
 
 std::vector<std::int64_t> int_list(const std::string &s)
@@ -179,7 +180,7 @@ int main(int argc, char **argv)
         {"enqueue", scenario_enqueue},   {"drain", scenario_drain},     {"e2e", scenario_e2e},
         {"steady", scenario_steady},     {"latency", scenario_latency}, {"depth", scenario_depth},
         {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx},     {"groups", scenario_groups},
-        {"stats", scenario_stats},       {"cluster", scenario_cluster}};
+        {"stats", scenario_stats},       {"slots", scenario_slots},     {"cluster", scenario_cluster}};
     // The short scenarios whose ratios issue 19 judges run in alternated rounds (rounds.hpp); the others
     // keep their series and samples of every run of one system together.
     const std::set<std::string> alternated{"enqueue", "drain"};

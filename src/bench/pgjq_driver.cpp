@@ -51,6 +51,20 @@ public:
     return m_conn.try_enqueue_raw(job_type, payload(i)).has_value();
   }
 
+  bool force_depth_slot(int slot) override
+  {
+    const std::string value = std::to_string(slot);
+    const char *params[] = {value.c_str()};
+    PGresult *res = PQexecParams(m_conn.native_handle(), "SELECT set_config('pgjq.depth_slot', $1, false)", 1, nullptr,
+                                 params, nullptr, nullptr, 0);
+    const bool ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+    const std::string why = ok ? std::string() : PQresultErrorMessage(res);
+    PQclear(res);
+    if (!ok)
+      throw std::runtime_error("cannot set pgjq.depth_slot: " + why);
+    return true;
+  }
+
   int claim(int batch) override
   {
     m_held.clear();

@@ -771,4 +771,45 @@ void scenario_stats(driver &d, const config &c, results &r)
   }
 }
 
+// Counter slots (pgjq only): backpressured enqueues by 8 producers, each writing its own counter row of
+// pgjq.queue_depth (as pgjq picks them: with preload a free slot per session) against all of them forced
+// onto one (pgjq.depth_slot = 0), which is what producers whose slots collide pay: each waits for the
+// others' commits on the shared row. Runs alternate between the two.
+void scenario_slots(driver &d, const config &c, results &r)
+{
+  if (d.name() != "pgjq")
+    return;
+  constexpr int producers = 8;
+  std::vector<double> own, shared;
+  for (int run = 0; run < c.runs; ++run)
+    for (const bool share : {false, true})
+    {
+      d.reset();
+      d.set_backpressure(1000000000);
+      checkpoint(d);
+      auto sessions = open_sessions(d, producers);
+      if (share)
+        for (auto &s : sessions)
+          s->force_depth_slot(0);
+      std::atomic<std::int64_t> next{0};
+      const auto t0 = steady::now();
+      run_threads(producers,
+                  [&](int w)
+                  {
+                    session &s = *sessions[static_cast<std::size_t>(w)];
+                    for (std::int64_t at; (at = next.fetch_add(1)) < c.enqueue_single_jobs;)
+                      if (!s.enqueue_backpressured(at))
+                        throw std::runtime_error("slots: an enqueue was refused below the limit");
+                  });
+      (share ? shared : own).push_back(static_cast<double>(c.enqueue_single_jobs) / seconds_between(t0, steady::now()));
+      progress(d, "slots run %d, %s: %.0f jobs/s", run + 1, share ? "one shared slot" : "own slots",
+               (share ? shared : own).back());
+    }
+  const std::string note = jobs_note(c.enqueue_single_jobs, c.runs) + ", 8 producers, runs alternated";
+  r.add("slots_own", "backpressured enqueue, 8 producers, a counter slot each", "jobs/s", true, d.name(),
+        summarize(own), note);
+  r.add("slots_shared", "backpressured enqueue, 8 producers, one counter slot", "jobs/s", true, d.name(),
+        summarize(shared), note);
+}
+
 } // namespace pgjq::bench

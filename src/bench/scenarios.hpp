@@ -92,6 +92,7 @@ void scenario_snapshot(driver &d, const config &c, results &r);
 void scenario_bigtx(driver &d, const config &c, results &r);
 void scenario_groups(driver &d, const config &c, results &r);
 void scenario_stats(driver &d, const config &c, results &r);
+void scenario_slots(driver &d, const config &c, results &r);
 void scenario_cluster(driver &d, const config &c, results &r); // cluster.cpp
 
 } // namespace pgjq::bench

@@ -28,6 +28,9 @@ bash scripts/chroot.sh "$major" --clean --with "$debs" bash -c '
   apt-get install -y -qq --no-install-recommends /with/postgresql-$major-pgjq_*.deb /with/pgjq-client_*.deb >/dev/null
   pg_lsclusters
   pg_conftool "$major" main set shared_preload_libraries pgjq
+  # Unix socket only: the chroots share the network of the host, where the lane of another major (or
+  # anything else) may hold localhost:5432.
+  echo "listen_addresses = '"'"''"'"'" > "/etc/postgresql/$major/main/conf.d/pgjq-tests.conf"
   pg_ctlcluster "$major" main restart
   runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION pgjq" \
     -c "SELECT pgjq.enqueue(job_type => '"'"'packaged'"'"', payload => '"'"'{}'"'"')"

@@ -1,4 +1,5 @@
 # pgjq: PGXS builds the server extension (pgjq.so); plain rules build the C++ client, the demo and tests.
+# `make` builds the extension, the client, the command line and the demo; `make extension` the extension alone.
 # `make installcheck` runs the regression, isolation and TAP suites against the staged install
 # (scripts/stage.sh): temporary instances, so no server has to be running and nothing has to be installed
 # system-wide. scripts/test.sh runs them and the client's suites.
@@ -69,6 +70,15 @@ src/router/pgjq_router$(DLSUFFIX): src/router/pgjq_router.o
 $(TAP_HELPER): tests/t/helpers/pgjq_listen.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -o $@ $< -I$(shell $(PG_CONFIG) --includedir) -L$(shell $(PG_CONFIG) --libdir) -lpq
+
+# The server extension alone (pgjq.so, pgjq_router.so, the control and SQL files), without the client, the
+# command line and the demo: what a server needs, and what the Getting started page builds
+# (docs/getting-started.md). `sudo make install-extension` installs just that.
+.PHONY: extension install-extension
+extension:
+	$(MAKE) PGJQ_EXTENSION_ONLY=1 all
+install-extension:
+	$(MAKE) PGJQ_EXTENSION_ONLY=1 install
 
 .PHONY: stage test demo bench
 stage: all

@@ -173,3 +173,41 @@ stop_cluster() {
   [ -f "$dir/socket_dir" ] && rm -rf "$(cat "$dir/socket_dir")"
   return 0
 }
+
+# docs_sql_script PAGE CONNECT SUPERUSER: the ```sql blocks of a documentation page, in order, as one psql
+# script in which each part runs as the role the page says runs it. Every block begins with a line
+# "-- as <who>" and may switch again with another such line (CONTRIBUTING.md, "Documentation"): <who> is
+# "a superuser", "a producer", "a worker", "an observer", "an admin" (the roles docs_tests.sh makes, which
+# hold that capability for every queue and nothing else), or the name of a role the page creates itself.
+# Each switch becomes the psql command printf CONNECT gives with the role's name (say '\c - %s'), so that
+# a part runs in a session of that role, never as the superuser who set the page up. A block that does not
+# say who runs it is an error (exit 1, the block named on stderr).
+docs_sql_script() {
+  local page=$1 connect=$2 superuser=$3
+  # CONNECT through the environment: awk -v would read its backslash as an escape
+  DOCS_CONNECT=$connect awk -v page="$page" -v superuser="$superuser" '
+    BEGIN {
+      connect = ENVIRON["DOCS_CONNECT"]
+      fixture["producer"] = "docs_producer"; fixture["worker"] = "docs_worker"
+      fixture["observer"] = "docs_observer"; fixture["admin"] = "docs_admin"
+    }
+    /^```sql[[:space:]]*$/ { inside = 1; said = 0; start = NR; next }
+    inside && /^```/ { inside = 0; next }
+    !inside { next }
+    match($0, /^-- as (a |an |the )?[A-Za-z_][A-Za-z0-9_]*/) {
+      n = split(substr($0, 7, RLENGTH - 6), who, " ")
+      if (n == 1) role = who[1]
+      else if (who[2] == "superuser") role = superuser
+      else if (who[2] in fixture) role = fixture[who[2]]
+      else { printf "%s:%d: \"-- as %s %s\": not a superuser, producer, worker, observer or admin\n", page, NR, who[1], who[2] > "/dev/stderr"; bad = 1 }
+      printf connect "\n", role
+      said = 1
+    }
+    !said && $0 !~ /^[[:space:]]*$/ {
+      printf "%s:%d: the ```sql block of line %d does not begin with \"-- as <role>\" (who runs it)\n", page, NR, start > "/dev/stderr"
+      bad = 1; said = 1
+    }
+    { print }
+    END { exit bad }
+  ' "$page"
+}

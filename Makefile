@@ -76,9 +76,9 @@ $(TAP_HELPER): tests/t/helpers/pgjq_listen.c
 # (docs/getting-started.md). `sudo make install-extension` installs just that.
 .PHONY: extension install-extension
 extension:
-	$(MAKE) PGJQ_EXTENSION_ONLY=1 all
+	$(MAKE) --no-print-directory PGJQ_EXTENSION_ONLY=1 all
 install-extension:
-	$(MAKE) PGJQ_EXTENSION_ONLY=1 install
+	$(MAKE) --no-print-directory PGJQ_EXTENSION_ONLY=1 install
 
 .PHONY: stage test demo bench
 stage: all

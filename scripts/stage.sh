@@ -9,10 +9,10 @@ stage=${STAGE_DIR:-$PWD/build/stage}
 pg_config=${PG_CONFIG:-pg_config}
 bindir=$($pg_config --bindir); libdir=$($pg_config --pkglibdir); sharedir=$($pg_config --sharedir)
 
-export PGJQ_EXTENSION_ONLY=1
-make -s all
+# what docs/getting-started.md has a user run, into a private directory instead of the system's
+make -s extension
 rm -rf "$stage/dest"
-make -s install DESTDIR="$stage/dest" >/dev/null
+make -s install-extension DESTDIR="$stage/dest" >/dev/null
 
 rt=$stage/runtime
 rm -rf "$rt"

@@ -35,7 +35,7 @@ for page in README.md docs/*.md; do
   log=build/docs-tests/examples/$name.log
   db=docs_$(printf '%s' "$name" | tr -c 'a-z0-9' '_')
   conn="${PGJQ_CONNINFO/dbname=postgres/dbname=$db}"
-  if ! docs_sql_script "$page" '\c - %s' postgres > "$out" 2> "$log"; then
+  if ! docs_sql_script "$page" '\c - %s' '\c - postgres' > "$out" 2> "$log"; then
     echo "FAILED: $page does not say who runs each SQL example:" >&2; cat "$log" >&2
     failed=$((failed + 1)); continue
   fi

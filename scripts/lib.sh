@@ -174,20 +174,21 @@ stop_cluster() {
   return 0
 }
 
-# docs_sql_script PAGE CONNECT SUPERUSER: the ```sql blocks of a documentation page, in order, as one psql
-# script in which each part runs as the role the page says runs it. Every block begins with a line
+# docs_sql_script PAGE CONNECT SUPERUSER_CONNECT: the ```sql blocks of a documentation page, in order, as one
+# psql script in which each part runs as the role the page says runs it. Every block begins with a line
 # "-- as <who>" and may switch again with another such line (CONTRIBUTING.md, "Documentation"): <who> is
 # "a superuser", "a producer", "a worker", "an observer", "an admin" (the roles docs_tests.sh makes, which
 # hold that capability for every queue and nothing else), or the name of a role the page creates itself.
-# Each switch becomes the psql command printf CONNECT gives with the role's name (say '\c - %s'), so that
-# a part runs in a session of that role, never as the superuser who set the page up. A block that does not
-# say who runs it is an error (exit 1, the block named on stderr).
+# Each switch becomes a psql command: SUPERUSER_CONNECT for "a superuser", else what printf CONNECT gives
+# with the role's name (say '\c - %s'), so that a part runs in a session of that role, never as the
+# superuser who set the page up. A block that does not say who runs it is an error (exit 1, the block
+# named on stderr).
 docs_sql_script() {
-  local page=$1 connect=$2 superuser=$3
-  # CONNECT through the environment: awk -v would read its backslash as an escape
-  DOCS_CONNECT=$connect awk -v page="$page" -v superuser="$superuser" '
+  local page=$1 connect=$2 superuser_connect=$3
+  # through the environment: awk -v would read the commands' backslashes as escapes
+  DOCS_CONNECT=$connect DOCS_SUPERUSER_CONNECT=$superuser_connect awk -v page="$page" '
     BEGIN {
-      connect = ENVIRON["DOCS_CONNECT"]
+      connect = ENVIRON["DOCS_CONNECT"]; superuser_connect = ENVIRON["DOCS_SUPERUSER_CONNECT"]
       fixture["producer"] = "docs_producer"; fixture["worker"] = "docs_worker"
       fixture["observer"] = "docs_observer"; fixture["admin"] = "docs_admin"
     }
@@ -196,11 +197,10 @@ docs_sql_script() {
     !inside { next }
     match($0, /^-- as (a |an |the )?[A-Za-z_][A-Za-z0-9_]*/) {
       n = split(substr($0, 7, RLENGTH - 6), who, " ")
-      if (n == 1) role = who[1]
-      else if (who[2] == "superuser") role = superuser
-      else if (who[2] in fixture) role = fixture[who[2]]
+      if (n == 2 && who[2] == "superuser") print superuser_connect
+      else if (n == 2 && who[2] in fixture) printf connect "\n", fixture[who[2]]
+      else if (n == 1) printf connect "\n", who[1]
       else { printf "%s:%d: \"-- as %s %s\": not a superuser, producer, worker, observer or admin\n", page, NR, who[1], who[2] > "/dev/stderr"; bad = 1 }
-      printf connect "\n", role
       said = 1
     }
     !said && $0 !~ /^[[:space:]]*$/ {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of pgjq, on every PostgreSQL major it supports: the pg_regress suite, the isolation specs,
-# the TAP crash/process tests, the client's Boost.Test suite, the documentation's SQL examples, the Python and
-# psql examples, the command line, the dashboard in a headless browser, fuzzing and the package tests, each
-# against its own throwaway cluster.
+# the TAP crash/process tests, the client's Boost.Test suite, the documentation's SQL examples (each as the role
+# its page names), the Python and psql examples, docs/getting-started.md followed on a pg_createcluster
+# cluster, the command line, the dashboard in a headless browser, fuzzing and the package tests, each against
+# its own throwaway cluster.
 # - First against this system's PostgreSQL (the one its Debian release ships, scripts/lib.sh).
 # - Then, for each other major of PGJQ_TEST_MAJORS (default: 15 17 18), in a Debian system that ships it,
 #   which scripts/chroot.sh makes once and keeps: the suites whose outcome depends on the server's major;
@@ -98,6 +99,7 @@ run_suite "TAP (maintenance worker, crashes, upgrades)" bash scripts/tap_tests.s
 run_suite "client (Boost.Test)" bash scripts/client_tests.sh
 run_suite "documentation examples" bash scripts/docs_tests.sh
 run_suite "examples (a worker in any language: Python, psql)" bash scripts/examples_tests.sh
+run_suite "getting started (docs/getting-started.md, on a pg_createcluster cluster)" bash scripts/getting_started_tests.sh
 run_suite "the pgjq command line" bash scripts/cli_tests.sh
 once && run_suite "the dashboard (pgjq web, in headless Chromium)" bash scripts/web_tests.sh
 run_suite "fuzzing (sqlsmith, random calls)" bash scripts/fuzz.sh

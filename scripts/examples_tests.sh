@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the any-language examples (examples/python, examples/psql) against a throwaway cluster with pgjq
 # preloaded, so that they cannot rot: the Python producer enqueues orders with their jobs, the Python worker
-# drains them (a job type it has no handler for is failed and dead-lettered), the psql producer and worker
+# drains them (a job type it has no handler for is failed and dead-lettered) and does not sleep through a
+# notification that arrives during a claim, the psql producer and worker
 # do the same, and the queue's totals must say exactly that. Debian's python3-psycopg, with the system's
 # python3. As root it re-executes itself as the postgres user (see scripts/lib.sh).
 set -euo pipefail
@@ -46,6 +47,10 @@ for _ in $(seq 100); do kill -0 "$worker" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$worker" 2>/dev/null && fail "the worker did not stop on SIGTERM"
 wait "$worker" || fail "the worker exited with an error on SIGTERM"
 
+log "Python: the worker's wait does not sleep through a notification that came during a claim"
+"$python" tests/python/notified_during_claim.py examples/python "$PGJQ_CONNINFO" \
+  || fail "worker.py's wait slept through a notification that came during a claim"
+
 log "psql: producer.sql enqueues 3 orders, worker.sql drains them"
 for order in 41 42 43; do "${psql[@]}" -v order=$order -f examples/psql/producer.sql >/dev/null 2>&1; done
 turns=0
@@ -55,4 +60,4 @@ done
 got=$("${psql[@]}" -c "SELECT format('%s %s %s', completed, failed, unfinished) FROM pgjq.queue_metrics
                        WHERE queue_name = 'examples'")
 [ "$got" = "22 2 0" ] || fail "after the psql worker: completed, failed, unfinished = $got, not 22 2 0"
-echo "examples: 3 passed, 0 failed"
+echo "examples: 4 passed, 0 failed"

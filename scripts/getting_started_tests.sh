@@ -116,32 +116,8 @@ grep -q "(survey) completed" "$work/worker.py.out" && grep -q "(receipt) complet
 stop_program "${pids[-1]}" worker.py
 
 log "6. Python: the worker's wait does not sleep through a notification that came during a claim"
-# The claim stands in for a query that waits on an advisory lock, which the other session releases only
-# after its NOTIFY has committed: the notification reaches the worker's session while that query runs,
-# whatever the machine's speed, and psycopg reads it then. The wait must end at once, not after 30 s.
-(cd "$work" && env PGHOST=localhost PGPORT="$port" PGDATABASE=shop PGUSER=shop_worker "$python" - <<'EOF') \
+env PGHOST=localhost PGPORT="$port" PGDATABASE=shop PGUSER=shop_worker "$python" tests/python/notified_during_claim.py "$work" \
   || fail "the Python worker's wait slept through a notification that came during a claim"
-import sys, threading, time
-import psycopg
-import worker
-
-conn = psycopg.connect(autocommit=True)
-waiter = worker.Waiter(conn)
-other = psycopg.connect(autocommit=True)
-other.execute("SELECT pg_advisory_lock(47)")
-def notify_then_release():
-    time.sleep(0.2)
-    other.execute("NOTIFY pgjq_new_job, 'mail'")
-    other.execute("SELECT pg_advisory_unlock(47)")
-threading.Thread(target=notify_then_release).start()
-conn.execute("SELECT pg_advisory_lock(47)")  # the "claim": returns after the notification has come
-conn.execute("SELECT pg_advisory_unlock(47)")
-started = time.monotonic()
-waiter.wait(30)
-waited = time.monotonic() - started
-print(f"psycopg {psycopg.__version__}: waited {waited:.2f} s", file=sys.stderr)
-sys.exit(0 if waited < 10 else 1)
-EOF
 
 log "7. C++: make client, make install-client, producer.cpp and worker.cpp from the page"
 on_page "make -j2 client"

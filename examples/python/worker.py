@@ -8,7 +8,8 @@ The loop, and why:
   and a report are committed at once (and a worker's calls need not wait for their WAL flush).
 - LISTEN pgjq_new_job: the server notifies at the commit of an enqueue, so the worker sleeps on its socket
   instead of polling, and claims again at once when woken, or after IDLE_SECONDS at the latest (a notice
-  missed during a reconnect costs latency, never a job).
+  missed during a reconnect costs latency, never a job). A notice that arrives while a claim runs is read
+  by psycopg during that query, so the wait must not sleep through it: see Waiter.
 - claim_job_batch(worker_id, job_types, batch, queue) leases up to `batch` jobs; each is reported with
   complete(id, worker_id, result) or fail(id, worker_id, error). A failure is retried with backoff until
   the queue's max_attempts, then the job is dead-lettered (status 'failed').
@@ -19,6 +20,7 @@ The loop, and why:
 - SIGTERM / SIGINT: finish the job at hand, report it, and exit.
 """
 import json
+import re
 import select
 import signal
 import sys
@@ -48,6 +50,33 @@ def handle(job_type: str, payload: dict) -> dict:
     raise ValueError(f"no handler for job type {job_type!r}")
 
 
+class Waiter:
+    """LISTENs for new jobs; wait() sleeps until one is announced or `seconds` pass, and never sleeps
+    through a notification that came while a claim or report ran (psycopg reads it during that query).
+    psycopg 3.2.4 and later keep such notifications for conn.notifies(), which takes a timeout since 3.2;
+    before 3.2.4 only a notify handler sees them, so one records them and the wait is a select() on the
+    connection's socket, whose data the next query reads."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.keeps_notifications = tuple(int(n) for n in re.findall(r"\d+", psycopg.__version__)[:3]) >= (3, 2, 4)
+        self.notified = False
+        if not self.keeps_notifications:
+            conn.add_notify_handler(self.on_notify)
+        conn.execute("LISTEN pgjq_new_job")  # before the first claim, so that no job slips in between
+
+    def on_notify(self, notify) -> None:
+        self.notified = True
+
+    def wait(self, seconds: float) -> None:
+        if self.keeps_notifications:
+            for _ in self.conn.notifies(timeout=seconds, stop_after=1):
+                pass
+        elif not self.notified:
+            select.select([self.conn.fileno()], [], [], seconds)
+        self.notified = False
+
+
 def report(conn, sql: str, params) -> None:
     try:
         conn.execute(sql, params)
@@ -59,7 +88,7 @@ def report(conn, sql: str, params) -> None:
 
 
 def work(conn, exit_when_idle: bool) -> None:
-    conn.execute("LISTEN pgjq_new_job")
+    waiter = Waiter(conn)
     while not stopping:
         jobs = conn.execute(
             "SELECT id, job_type, payload FROM pgjq.claim_job_batch(%s, NULL, %s, %s)", (WORKER_ID, BATCH, QUEUE)
@@ -78,8 +107,7 @@ def work(conn, exit_when_idle: bool) -> None:
             continue  # there may be more: claim again before sleeping
         if exit_when_idle:
             return
-        # Sleep until a notice arrives on the socket (the next query consumes it) or IDLE_SECONDS pass.
-        select.select([conn.fileno()], [], [], IDLE_SECONDS)
+        waiter.wait(IDLE_SECONDS)
 
 
 def main() -> int:

@@ -53,7 +53,10 @@ export STAGE_BIN; STAGE_BIN=$(bash scripts/stage.sh | tail -n 1)
 log "a cluster the Debian way: pg_createcluster $major main"
 sock=$(mktemp -d /tmp/pgjq-gs.XXXXXX) # socket paths are limited to ~100 bytes
 port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-pg_createcluster "$major" main -d "$work/data" -s "$sock" -p "$port" -l "$work/server.log" >"$work/createcluster.log" \
+# an external PID file, where a postgresql-common writes one, in /var/run/postgresql would be the system's
+# own cluster main's
+pg_createcluster "$major" main -d "$work/data" -s "$sock" -p "$port" -l "$work/server.log" \
+  -o "external_pid_file=$work/external.pid" >"$work/createcluster.log" \
   || { cat "$work/createcluster.log" >&2; fail "pg_createcluster"; }
 grep -q '^host.*127.0.0.1/32.*scram-sha-256' "$PG_CLUSTER_CONF_ROOT/$major/main/pg_hba.conf" \
   || fail "the cluster's pg_hba.conf is not Debian's (no scram-sha-256 for 127.0.0.1)"

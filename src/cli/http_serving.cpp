@@ -124,7 +124,7 @@ void stop_signals::wait()
 namespace
 {
 
-// A connection must send each part of its request within this time, or it is closed.
+// A connection whose next bytes do not arrive within this time is closed (each read waits at most this long).
 constexpr time_t k_read_timeout_seconds = 2;
 constexpr time_t k_write_timeout_seconds = 5;
 // Connections served at once: far more than a handful of idle or slow clients can hold, each held at most

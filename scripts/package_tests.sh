@@ -82,11 +82,11 @@ readelf -d "$out/cmake/app_shared" | grep -q "NEEDED.*\[libpgjq_client.so.$sover
 if readelf -d "$out/cmake/app_static" | grep -q "NEEDED.*libpgjq_client"; then fail "pgjq::client_static links the shared library"; fi
 # A request for another minor version of 0.x must not be satisfied.
 mkdir -p "$out/cmake-wrong"
-sed 's/find_package(pgjq 0.2 REQUIRED)/find_package(pgjq 0.1 QUIET)\nif(pgjq_FOUND)\n  message(FATAL_ERROR "0.1 accepted")\nendif()\nreturn()/' \
+sed 's/find_package(pgjq 0.3 REQUIRED)/find_package(pgjq 0.2 QUIET)\nif(pgjq_FOUND)\n  message(FATAL_ERROR "0.2 accepted")\nendif()\nreturn()/' \
   tests/package/CMakeLists.txt > "$out/cmake-wrong/CMakeLists.txt"
 cp tests/package/app.cpp "$out/cmake-wrong/"
 cmake -S "$out/cmake-wrong" -B "$out/cmake-wrong/build" -DCMAKE_PREFIX_PATH="$prefix" >>"$out/cmake.log" 2>&1 \
-  || fail "the package claims to satisfy a request for version 0.1"
+  || fail "the package claims to satisfy a request for version 0.2"
 
 cluster=$out/cluster
 trap 'stop_cluster "$cluster"' EXIT

@@ -3,7 +3,7 @@
 # into the extension's build. Output goes to build/.
 
 # The client's version is the extension's (pgjq.control, read by the top Makefile). The soname names the
-# ABI: before 1.0 every minor release may change it (libpgjq_client.so.0.2), from 1.0 on the major.
+# ABI: before 1.0 every minor release may change it (libpgjq_client.so.0.3), from 1.0 on the major.
 CLIENT_VERSION  := $(PGJQ_VERSION)
 CLIENT_SOVER    := $(if $(filter 0.%,$(CLIENT_VERSION)),$(basename $(CLIENT_VERSION)),$(firstword $(subst ., ,$(CLIENT_VERSION))))
 CLIENT_CXX      := g++

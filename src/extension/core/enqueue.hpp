@@ -41,6 +41,9 @@ struct enqueue_request {
     dependency_state depends;  // what depends_on found (judge_dependencies)
     int64 count;               // jobs asked for: 1, or the batch's length
     const api_call* call;      // who asks
+    // A workflow step that waits for the steps it depends on: its workflow's counters start it
+    // (core/workflows.hpp), not pgjq.job_dependencies.
+    bool held = false;
 };
 
 // Calls visit(element) for each element of a batch's JSON array, in order. (No C++ object lives across
@@ -56,10 +59,10 @@ void for_each_payload(const Jsonb* payloads, Visit visit)
             visit(element);
 }
 
-// Whether the job is inserted waiting: for its group, or for jobs it depends on.
+// Whether the job is inserted waiting: for its group, for jobs it depends on, or for its workflow's steps.
 inline bool waits(const enqueue_request& r)
 {
-    return r.group_key != nullptr || r.depends_on != nullptr;
+    return r.group_key != nullptr || r.depends_on != nullptr || r.held;
 }
 
 // The rules every enqueue path applies to what it was given, whether by arguments or by INSERT INTO

@@ -99,8 +99,13 @@ dependency_state judge_dependencies(const enqueue_request& r)
     if (nunfinished > 0)
         state.unfinished = PointerGetDatum(job_id_array(unfinished, nunfinished));
     // From now on, jobs that finish in this database look for dependents.
-    run_plan(saved_plan(&s_mark_dependencies_used, k_mark_dependencies_used), &r.queue_text, nullptr);
+    mark_dependencies_used(r.queue_text);
     return state;
+}
+
+void mark_dependencies_used(Datum queue_text)
+{
+    run_plan(saved_plan(&s_mark_dependencies_used, k_mark_dependencies_used), &queue_text, nullptr);
 }
 
 // What a job enqueued waiting does besides its insert: its dependency rows and the notes for the commit,
@@ -108,6 +113,8 @@ dependency_state judge_dependencies(const enqueue_request& r)
 // of the jobs just inserted.
 void settle_waiting_insert(const enqueue_request& r, Datum ids)
 {
+    if (r.held)
+        return;  // its workflow's counters start it
     if (r.depends.broken_by != 0) {
         char* reason = psprintf("job %lld it depends on %s", (long long) r.depends.broken_by,
                                 r.depends.broken_by_failure ? "failed" : "was cancelled");

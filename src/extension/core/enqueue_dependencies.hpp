@@ -15,8 +15,13 @@ ArrayType* dependencies_arg(ArrayType* given);
 // does not exist). Requires an SPI connection.
 dependency_state judge_dependencies(const enqueue_request& r);
 
+// From now on, jobs of the queue (`queue_text`, a text Datum) that finish look for jobs waiting for them
+// (core/queue_cache.hpp: dependencies_in_use). Requires an SPI connection.
+void mark_dependencies_used(Datum queue_text);
+
 // What jobs enqueued waiting (`ids`, an int8[]) do besides their insert: their dependency rows and the notes
-// for the commit, or their cancellation when a job they depend on already failed or was cancelled.
+// for the commit, or their cancellation when a job they depend on already failed or was cancelled. A held
+// workflow step has none: its workflow's counters start it.
 void settle_waiting_insert(const enqueue_request& r, Datum ids);
 
 }  // namespace pgjq

@@ -4,6 +4,7 @@
 #include "core/announcements.hpp"
 #include "core/depth.hpp"
 #include "core/waiting_jobs.hpp"
+#include "core/workflows.hpp"
 #include "pg/spi.hpp"
 #include "versions/statement.hpp"
 
@@ -59,6 +60,8 @@ int64 revive_jobs(Datum ids)
         run_start = i + 1;
         runnable = false;
     }
+    if (n > 0)
+        workflow_steps_revived(ids);  // workflow steps wait again for what they depend on
     return static_cast<int64>(n);
 }
 

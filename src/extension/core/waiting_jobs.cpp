@@ -4,6 +4,7 @@
 
 #include "core/claim_floor.hpp"
 #include "core/lifecycle.hpp"
+#include "core/workflows.hpp"
 #include "pg/catalog.hpp"
 #include "pg/commit_work.hpp"
 #include "pg/limits.hpp"
@@ -210,11 +211,14 @@ void settle_dependencies()
     }
     Datum dependents = id_array(s_dependents, s_ndependents);
     s_ndependents = s_nparents = 0;
+    const bool workflows = workflows_installed();
     // Rounds until no cancellation finishes another job (a chain of dependents is one round per link).
     for (bool first = true; first || s_nfinished > 0; first = false) {
         Datum finished = id_array(s_finished, s_nfinished);
         s_nfinished = 0;
         settle_dependencies_round(first ? dependents : id_array(nullptr, 0), finished);
+        if (workflows)
+            settle_finished_steps(finished);
     }
 }
 
@@ -350,7 +354,12 @@ int64 note_groups_with_room(const char* queue_name)
 
 int64 note_stale_dependencies()
 {
-    run_plan(saved_plan(&s_stale_dependencies, k_stale_dependencies), nullptr, nullptr);
+    return note_finished_by(saved_plan(&s_stale_dependencies, k_stale_dependencies));
+}
+
+int64 note_finished_by(SPIPlanPtr plan)
+{
+    run_plan(plan, nullptr, nullptr);
     bool isnull, found;
     Datum ids = first_value(&isnull, &found);
     ArrayType* array = DatumGetArrayTypeP(ids);

@@ -43,5 +43,8 @@ void forget_waiting_jobs_ledger();
 // longer live, so that the commit settles them. Return how many they noted. Require an SPI connection.
 int64 note_groups_with_room(const char* queue_name);
 int64 note_stale_dependencies();
+// Runs `plan` (no parameters; its first value an int8[] of jobs that left pgjq.live_jobs) and notes those
+// jobs as finished; returns how many. Requires an SPI connection.
+int64 note_finished_by(SPIPlanPtr plan);
 
 }  // namespace pgjq

@@ -1,7 +1,9 @@
 // prune.cpp: the duty that deletes finished jobs (completed, failed, cancelled) older than their queue's
 // retention, every pgjq.prune_interval, in transactions of at most pgjq.prune_batch_size rows that take
 // their row locks with SKIP LOCKED, so that pruning never holds long locks; and, from 0.2.0, the expired
-// uniqueness windows (enqueue's unique_for) with them.
+// uniqueness windows (enqueue's unique_for) with them; from 0.3.0 the finished workflows past their
+// retention, whole (core/workflows.hpp).
+#include "core/workflows.hpp"
 #include "maintenance/duty.hpp"
 #include "pg/catalog.hpp"
 #include "pg/settings.hpp"
@@ -49,6 +51,8 @@ duty_outcome run(maintenance_round& round)
         uint64 deleted = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
         if (batch == 0 && !database_at_0_1_0())
             run_plan(saved_plan(&s_prune_windows, k_prune_windows), values, nullptr);
+        if (batch == 0 && workflows_installed())
+            pruned += prune_workflows(prune_batch_size);
         bool any_left = true;
         if (deleted < static_cast<uint64>(prune_batch_size)) {
             run_plan(saved_plan(&s_any_finished, k_any_finished), nullptr, nullptr);

@@ -1,9 +1,10 @@
 // waiting_jobs_sweep.cpp: the duty that settles, every pgjq.prune_interval, what no committing transaction
 // settled (core/waiting_jobs.hpp): groups with room and waiting jobs (their queue's group_concurrency was
-// raised by a direct write, say), and dependencies on jobs that are no longer live (a transaction whose
-// backend did not yet know that dependencies were in use). Nothing is due at its next run: it is a look,
+// raised by a direct write, say), and dependencies on jobs that are no longer live and workflow steps that
+// finished unsettled (a transaction whose backend did not yet know that dependencies were in use). Nothing is due at its next run: it is a look,
 // not a deadline, and keeps no worker resident.
 #include "core/waiting_jobs.hpp"
+#include "core/workflows.hpp"
 #include "maintenance/duty.hpp"
 #include "pg/catalog.hpp"
 #include "pg/settings.hpp"
@@ -21,6 +22,8 @@ duty_outcome run(maintenance_round& round)
     if (!database_at_0_1_0()) {
         noted += note_stale_dependencies();
         noted += note_groups_with_room(nullptr);
+        if (workflows_installed())
+            noted += note_unsettled_steps();
     }
     commit_duty_transaction();  // which settles what was noted
     return {next, noted, DT_NOEND};

@@ -27,6 +27,13 @@ constexpr int k_depth_slots = 16;
 constexpr int k_max_error_bytes = 8192;
 // Jobs one job may depend on (depends_on).
 constexpr int k_max_dependencies = 100;
+// Workflows (docs/workflows.md): steps per workflow, steps one call adds (start_workflow, add_steps), steps a
+// step may depend on (the children of a join), dependencies one call adds, checkpoints per job.
+constexpr int k_max_workflow_steps = 100000;
+constexpr int k_max_steps_per_call = 10000;
+constexpr int k_max_step_parents = 10000;
+constexpr int k_max_edges_per_call = 100000;
+constexpr int k_max_checkpoints = 1000;
 // Queue settings (pgjq.queues' CHECK constraints say the same for direct writes).
 constexpr int32 k_max_group_concurrency = 10000;
 constexpr int32 k_max_running = 1000000;
@@ -46,6 +53,7 @@ constexpr interval_bounds k_retry_bounds = {0, k_usecs_per_year, "0", "1 year"};
 constexpr interval_bounds k_retention_bounds = {0, 100 * k_usecs_per_year, "0", "100 years"};   // retention, prune
 constexpr interval_bounds k_timeout_bounds = {1, k_usecs_per_year, "1 microsecond", "1 year"};  // timeout, job_timeout
 constexpr interval_bounds k_unique_for_bounds = {1, k_usecs_per_year, "1 microsecond", "1 year"};
+constexpr interval_bounds k_wait_bounds = {1, k_usecs_per_year, "1 microsecond", "1 year"};  // event waits, keep_for
 constexpr interval_bounds k_rate_interval_bounds = {1000, USECS_PER_DAY, "1 millisecond", "1 day"};
 
 void check_queue_name(const char* queue_name);

@@ -15,3 +15,6 @@
 // The job ran past its execution timeout (the queue's job_timeout or its own): the worker should stop; the
 // job is failed for that attempt when its lease is recovered.
 #define PGJQ_ERRCODE_JOB_TIMED_OUT MAKE_SQLSTATE('P', 'J', '0', '0', '5')
+// A job's wait for an event (wait_for_event) reached its timeout before the event arrived: an ordinary
+// failure of the job's attempt, for its worker to report.
+#define PGJQ_ERRCODE_EVENT_TIMED_OUT MAKE_SQLSTATE('P', 'J', '0', '0', '6')

@@ -1,0 +1,327 @@
+// workflows.cpp: settling finished workflow steps at commit, steps brought back by a retry, and the
+// maintenance worker's part (see workflows.hpp for the protocol).
+#include "core/workflows.hpp"
+
+#include "core/events.hpp"
+#include "core/lifecycle.hpp"
+#include "core/revive.hpp"
+#include "core/waiting_jobs.hpp"
+#include "pg/catalog.hpp"
+#include "pg/spi.hpp"
+
+namespace {
+
+using namespace pgjq;
+
+// How long the event that tells a parent step of its sub-workflow's end is kept.
+constexpr int64 k_sub_workflow_event_usecs = INT64CONST(7) * USECS_PER_DAY;
+
+SPIPlanPtr s_record, s_count_down, s_release, s_count_workflows, s_parent_of, s_revived_closure, s_reopen, s_recount,
+    s_hold_again, s_reopen_workflows, s_unsettled, s_prune, s_prune_leftovers;
+
+// clang-format off
+// The steps of $1 whose job is no longer live and whose row still says unfinished record their outcome.
+// (Completed jobs of a queue that keeps none have no history row: completed, without a result.) Returns
+// each step's job id and status.
+const plan_text k_record = {
+    "WITH finished AS MATERIALIZED ("
+    "  SELECT s.job_id FROM pgjq.workflow_run_steps s"
+    "   WHERE s.job_id = ANY ($1) AND s.finished_at IS NULL"
+    "     AND NOT EXISTS (SELECT 1 FROM pgjq.live_jobs l WHERE l.id = s.job_id)"
+    "   ORDER BY s.job_id FOR NO KEY UPDATE OF s)"
+    " UPDATE pgjq.workflow_run_steps s"
+    "    SET status = coalesce(f.status, 'completed'), result = f.result, last_error = f.last_error,"
+    "        attempts = f.attempts, finished_at = coalesce(f.finished_at, now())"
+    "   FROM finished x LEFT JOIN pgjq.finished_jobs f ON f.id = x.job_id"
+    "  WHERE s.job_id = x.job_id"
+    " RETURNING s.job_id, s.status::text",
+    1, {INT8ARRAYOID}};
+// The children of the steps $1 (outcomes $2) that have not finished count them down, and learn whether
+// one failed. Returns each child, whether it may start now, and whether it is to be cancelled.
+const plan_text k_count_down = {
+    "WITH outcome AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($1::int8[]), pg_catalog.unnest($2::text[]))"
+    "                   AS o(job_id, status)),"
+    " arrivals AS ("
+    "  SELECT e.child_job, count(*)::int4 AS n, bool_or(o.status <> 'completed') AS broke"
+    "    FROM pgjq.workflow_edges e JOIN outcome o ON o.job_id = e.parent_job GROUP BY e.child_job),"
+    " children AS MATERIALIZED ("
+    "  SELECT s.job_id FROM pgjq.workflow_run_steps s"
+    "   WHERE s.job_id IN (SELECT child_job FROM arrivals) AND s.finished_at IS NULL"
+    "   ORDER BY s.job_id FOR NO KEY UPDATE OF s),"
+    " counted AS ("
+    "  UPDATE pgjq.workflow_run_steps s SET unmet = s.unmet - a.n, broken = s.broken OR a.broke"
+    "    FROM children c JOIN arrivals a ON a.child_job = c.job_id"
+    "   WHERE s.job_id = c.job_id"
+    "  RETURNING s.job_id, s.workflow_id, s.unmet, s.broken)"
+    " SELECT c.job_id, c.unmet <= 0 AND (NOT c.broken OR w.on_failure <> 'fail'),"
+    "        c.broken AND w.on_failure = 'fail'"
+    "   FROM counted c JOIN pgjq.workflow_runs w ON w.id = c.workflow_id ORDER BY c.job_id",
+    2, {INT8ARRAYOID, TEXTARRAYOID}};
+// Held steps that may start: the trigger on the status announces them.
+const plan_text k_release = {
+    "UPDATE pgjq.live_jobs SET status = 'pending' WHERE id = ANY ($1) AND status = 'waiting'", 1, {INT8ARRAYOID}};
+// The workflows of the steps $1 (outcomes $2) count them; the last one ends the workflow. Returns the
+// workflows that ended.
+const plan_text k_count_workflows = {
+    "WITH outcome AS ("
+    "  SELECT s.workflow_id, count(*)::int4 AS n, (count(*) FILTER (WHERE o.status <> 'completed'))::int4 AS failed"
+    "    FROM ROWS FROM (pg_catalog.unnest($1::int8[]), pg_catalog.unnest($2::text[])) AS o(job_id, status)"
+    "    JOIN pgjq.workflow_run_steps s ON s.job_id = o.job_id GROUP BY s.workflow_id),"
+    " workflows AS MATERIALIZED ("
+    "  SELECT w.id FROM pgjq.workflow_runs w WHERE w.id IN (SELECT workflow_id FROM outcome)"
+    "   ORDER BY w.id FOR NO KEY UPDATE OF w),"
+    " counted AS ("
+    "  UPDATE pgjq.workflow_runs w"
+    "     SET steps_finished = w.steps_finished + o.n, steps_failed = w.steps_failed + o.failed,"
+    "         status = CASE WHEN w.steps_finished + o.n < w.steps_total OR w.status <> 'running' THEN w.status"
+    "                       WHEN w.steps_failed + o.failed > 0 AND w.on_failure = 'fail' THEN 'failed'"
+    "                       ELSE 'completed' END,"
+    "         finished_at = CASE WHEN w.steps_finished + o.n >= w.steps_total THEN now() END"
+    "    FROM workflows k JOIN outcome o ON o.workflow_id = k.id"
+    "   WHERE w.id = k.id"
+    "  RETURNING w.id, w.status, w.parent_job, w.started_by, w.finished_at)"
+    " SELECT id, status, parent_job FROM counted WHERE finished_at IS NOT NULL AND parent_job IS NOT NULL",
+    2, {INT8ARRAYOID, TEXTARRAYOID}};
+// The queue and role of a sub-workflow's parent step, while it is live.
+const plan_text k_parent_of = {
+    "SELECT queue_name, enqueued_by::oid FROM pgjq.live_jobs WHERE id = $1", 1, {INT8OID}};
+
+// Of $1, the steps that are live again while their row says finished, with every step downstream of them
+// that was cancelled (and is still in the history): returns the ids of the latter.
+const plan_text k_revived_closure = {
+    "WITH RECURSIVE revived AS ("
+    "  SELECT s.job_id FROM pgjq.workflow_run_steps s JOIN pgjq.live_jobs l ON l.id = s.job_id"
+    "   WHERE s.job_id = ANY ($1) AND s.finished_at IS NOT NULL),"
+    " downstream (job_id) AS ("
+    "  SELECT job_id FROM revived"
+    "  UNION"
+    "  SELECT c.job_id FROM downstream d JOIN pgjq.workflow_edges e ON e.parent_job = d.job_id"
+    "    JOIN pgjq.workflow_run_steps c ON c.job_id = e.child_job"
+    "   WHERE c.status = 'cancelled' AND EXISTS (SELECT 1 FROM pgjq.finished_jobs f WHERE f.id = c.job_id))"
+    " SELECT coalesce(array_agg(job_id) FILTER (WHERE job_id <> ALL (ARRAY(SELECT job_id FROM revived))), '{}'),"
+    "        coalesce((SELECT array_agg(job_id) FROM revived), '{}')"
+    "   FROM downstream",
+    1, {INT8ARRAYOID}};
+// The steps $1, live again, start over: unfinished, no outcome.
+const plan_text k_reopen = {
+    "UPDATE pgjq.workflow_run_steps s SET status = NULL, result = NULL, last_error = NULL, attempts = NULL,"
+    " finished_at = NULL, broken = false"
+    " WHERE s.job_id = ANY ($1) AND s.finished_at IS NOT NULL"
+    "   AND EXISTS (SELECT 1 FROM pgjq.live_jobs l WHERE l.id = s.job_id)"
+    " RETURNING s.job_id",
+    1, {INT8ARRAYOID}};
+// ... and count what they wait for: the steps they depend on that have not finished, and those that
+// failed for good under on_failure = 'fail' (which cancel them again). Returns each, whether it waits,
+// whether it is to be cancelled.
+const plan_text k_recount = {
+    "WITH counts AS ("
+    "  SELECT s.job_id,"
+    "         count(p.job_id) FILTER (WHERE p.finished_at IS NULL)::int4 AS unmet,"
+    "         coalesce(bool_or(p.finished_at IS NOT NULL AND p.status <> 'completed'), false) AS broken"
+    "    FROM pgjq.workflow_run_steps s"
+    "    LEFT JOIN pgjq.workflow_edges e ON e.child_job = s.job_id"
+    "    LEFT JOIN pgjq.workflow_run_steps p ON p.job_id = e.parent_job"
+    "   WHERE s.job_id = ANY ($1) GROUP BY s.job_id),"
+    " counted AS ("
+    "  UPDATE pgjq.workflow_run_steps s SET unmet = c.unmet, broken = c.broken FROM counts c WHERE s.job_id = c.job_id"
+    "  RETURNING s.job_id, s.workflow_id, s.unmet, s.broken)"
+    " SELECT c.job_id, c.unmet > 0, c.broken AND w.on_failure = 'fail'"
+    "   FROM counted c JOIN pgjq.workflow_runs w ON w.id = c.workflow_id ORDER BY c.job_id",
+    1, {INT8ARRAYOID}};
+const plan_text k_hold_again = {
+    "UPDATE pgjq.live_jobs SET status = 'waiting' WHERE id = ANY ($1) AND status = 'pending'", 1, {INT8ARRAYOID}};
+// Their workflows run again, counted from their steps' rows.
+const plan_text k_reopen_workflows = {
+    "WITH touched AS MATERIALIZED ("
+    "  SELECT w.id FROM pgjq.workflow_runs w"
+    "   WHERE w.id IN (SELECT workflow_id FROM pgjq.workflow_run_steps WHERE job_id = ANY ($1))"
+    "   ORDER BY w.id FOR NO KEY UPDATE OF w)"
+    " UPDATE pgjq.workflow_runs w SET status = 'running', finished_at = NULL,"
+    "   steps_finished = (SELECT count(*) FROM pgjq.workflow_run_steps s WHERE s.workflow_id = w.id AND s.finished_at IS NOT NULL),"
+    "   steps_failed = (SELECT count(*) FROM pgjq.workflow_run_steps s WHERE s.workflow_id = w.id"
+    "                    AND s.finished_at IS NOT NULL AND s.status <> 'completed')"
+    "  FROM touched t WHERE w.id = t.id",
+    1, {INT8ARRAYOID}};
+
+const plan_text k_unsettled = {
+    "SELECT coalesce(array_agg(s.job_id), '{}') FROM pgjq.workflow_run_steps s"
+    " WHERE s.finished_at IS NULL AND NOT EXISTS (SELECT 1 FROM pgjq.live_jobs l WHERE l.id = s.job_id)",
+    0, {}};
+
+// A finished workflow goes whole: its row, its steps' rows, their edges and checkpoints, in one statement.
+const plan_text k_prune = {
+    "WITH doomed AS MATERIALIZED ("
+    "  SELECT id FROM pgjq.workflow_runs WHERE finished_at IS NOT NULL AND finished_at < now() - retention"
+    "   ORDER BY finished_at LIMIT $1 FOR UPDATE SKIP LOCKED),"
+    " steps AS (DELETE FROM pgjq.workflow_run_steps s USING doomed d WHERE s.workflow_id = d.id RETURNING s.job_id),"
+    " edges AS (DELETE FROM pgjq.workflow_edges e USING steps s WHERE e.child_job = s.job_id),"
+    " checkpoints AS (DELETE FROM pgjq.checkpoints c USING steps s WHERE c.job_id = s.job_id)"
+    " DELETE FROM pgjq.workflow_runs w USING doomed d WHERE w.id = d.id",
+    1, {INT4OID}};
+// What outlived its job: checkpoints of jobs that are gone (not steps: those go with their workflow),
+// expired events, waits of jobs no longer live.
+const plan_text k_prune_leftovers = {
+    "WITH gone AS (DELETE FROM pgjq.checkpoints c WHERE c.job_id IN ("
+    "   SELECT DISTINCT x.job_id FROM pgjq.checkpoints x"
+    "    WHERE NOT EXISTS (SELECT 1 FROM pgjq.live_jobs l WHERE l.id = x.job_id)"
+    "      AND NOT EXISTS (SELECT 1 FROM pgjq.finished_jobs f WHERE f.id = x.job_id)"
+    "      AND NOT EXISTS (SELECT 1 FROM pgjq.workflow_run_steps s WHERE s.job_id = x.job_id) LIMIT $1)),"
+    " expired AS (DELETE FROM pgjq.events e WHERE e.ctid = ANY (ARRAY("
+    "   SELECT x.ctid FROM pgjq.events x WHERE x.expires_at < now() LIMIT $1)))"
+    " DELETE FROM pgjq.event_waits w WHERE w.job_id IN ("
+    "   SELECT x.job_id FROM pgjq.event_waits x"
+    "    WHERE NOT EXISTS (SELECT 1 FROM pgjq.live_jobs l WHERE l.id = x.job_id) LIMIT $1)",
+    1, {INT4OID}};
+// clang-format on
+
+// The int8[] and bool columns of the last statement's rows.
+struct id_lists {
+    int64* first;
+    int nfirst;
+    int64* second;
+    int nsecond;
+};
+
+// Splits the rows (job id, flag, flag) into the ids whose first flag is set and those whose second is.
+id_lists flagged_ids()
+{
+    id_lists lists = {static_cast<int64*>(palloc(sizeof(int64) * (SPI_processed + 1))), 0,
+                      static_cast<int64*>(palloc(sizeof(int64) * (SPI_processed + 1))), 0};
+    for (uint64 i = 0; i < SPI_processed; i++) {
+        bool isnull;
+        HeapTuple row = SPI_tuptable->vals[i];
+        int64 id = DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
+        if (DatumGetBool(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull)))
+            lists.first[lists.nfirst++] = id;
+        if (DatumGetBool(SPI_getbinval(row, SPI_tuptable->tupdesc, 3, &isnull)))
+            lists.second[lists.nsecond++] = id;
+    }
+    return lists;
+}
+
+// Cancels the steps `ids` whose parent failed: their own settlement is the next round's.
+void cancel_broken(const int64* ids, int n, const char* reason)
+{
+    if (n == 0)
+        return;
+    archive_request cancelled = {
+        PointerGetDatum(job_id_array(ids, n)), "cancelled", nullptr, nullptr, InvalidOid, nullptr, reason};
+    archive_jobs(cancelled);
+}
+
+// A sub-workflow ended: its parent step hears of it as the event 'workflow/<id>'.
+void tell_parent(int64 workflow_id, const char* status, int64 parent_job)
+{
+    Datum parent = Int64GetDatum(parent_job);
+    if (run_plan_latest(saved_plan(&s_parent_of, k_parent_of), &parent, nullptr) == 0)
+        return;  // the parent finished meanwhile (cancelled, say): nobody waits
+    char* queue_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    bool isnull;
+    Datum role = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+    char* name = psprintf("workflow/%lld", (long long) workflow_id);
+    char* json = psprintf("{\"workflow_id\": %lld, \"status\": \"%s\"}", (long long) workflow_id, status);
+    Jsonb* payload = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+    TimestampTz expires = GetCurrentTimestamp() + k_sub_workflow_event_usecs;
+    deliver_event(queue_name, name, isnull ? InvalidOid : DatumGetObjectId(role), payload, expires,
+                  isnull ? GetUserId() : DatumGetObjectId(role));
+}
+
+bool s_reviving = false;  // workflow_steps_revived revives downstream steps itself
+
+}  // namespace
+
+namespace pgjq {
+
+bool workflows_installed()
+{
+    return OidIsValid(pgjq_relation("workflow_run_steps"));
+}
+
+void settle_finished_steps(Datum finished)
+{
+    ArrayType* array = DatumGetArrayTypeP(finished);
+    if (ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)) == 0)
+        return;
+    uint64 n = run_plan_latest(saved_plan(&s_record, k_record), &finished, nullptr);
+    if (n == 0)
+        return;
+    Datum* ids = static_cast<Datum*>(palloc(sizeof(Datum) * n));
+    Datum* statuses = static_cast<Datum*>(palloc(sizeof(Datum) * n));
+    for (uint64 i = 0; i < n; i++) {
+        bool isnull;
+        ids[i] = Int64GetDatum(DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
+        statuses[i] = CStringGetTextDatum(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+    }
+    Datum outcome[2] = {
+        PointerGetDatum(construct_array(ids, static_cast<int>(n), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+        PointerGetDatum(construct_array(statuses, static_cast<int>(n), TEXTOID, -1, false, TYPALIGN_INT))};
+
+    run_plan_latest(saved_plan(&s_count_down, k_count_down), outcome, nullptr);
+    id_lists children = flagged_ids();
+    if (children.nfirst > 0) {
+        Datum ready = PointerGetDatum(job_id_array(children.first, children.nfirst));
+        run_plan_latest(saved_plan(&s_release, k_release), &ready, nullptr);
+    }
+    cancel_broken(children.second, children.nsecond, "a step it depends on failed or was cancelled");
+
+    uint64 ended = run_plan_latest(saved_plan(&s_count_workflows, k_count_workflows), outcome, nullptr);
+    if (ended == 0)
+        return;
+    SPITupleTable* rows = SPI_tuptable;
+    for (uint64 i = 0; i < ended; i++) {
+        bool isnull;
+        int64 workflow_id = DatumGetInt64(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull));
+        char* status = SPI_getvalue(rows->vals[i], rows->tupdesc, 2);
+        int64 parent = DatumGetInt64(SPI_getbinval(rows->vals[i], rows->tupdesc, 3, &isnull));
+        tell_parent(workflow_id, status, parent);
+    }
+}
+
+void workflow_steps_revived(Datum ids)
+{
+    if (s_reviving || !workflows_installed())
+        return;
+    run_plan_latest(saved_plan(&s_revived_closure, k_revived_closure), &ids, nullptr);
+    bool isnull;
+    Datum downstream = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    Datum revived = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+    ArrayType* downstream_array = DatumGetArrayTypeP(downstream);
+    if (ArrayGetNItems(ARR_NDIM(downstream_array), ARR_DIMS(downstream_array)) > 0) {
+        s_reviving = true;
+        PG_TRY();
+        {
+            revive_jobs(downstream);
+        }
+        PG_FINALLY();
+        {
+            s_reviving = false;
+        }
+        PG_END_TRY();
+    }
+    Datum all = PointerGetDatum(DatumGetArrayTypeP(DirectFunctionCall2(array_cat, revived, downstream)));
+    if (run_plan_latest(saved_plan(&s_reopen, k_reopen), &all, nullptr) == 0)
+        return;
+    run_plan_latest(saved_plan(&s_recount, k_recount), &all, nullptr);
+    id_lists steps = flagged_ids();
+    if (steps.nfirst > 0) {
+        Datum held = PointerGetDatum(job_id_array(steps.first, steps.nfirst));
+        run_plan_latest(saved_plan(&s_hold_again, k_hold_again), &held, nullptr);
+    }
+    run_plan_latest(saved_plan(&s_reopen_workflows, k_reopen_workflows), &all, nullptr);
+    cancel_broken(steps.second, steps.nsecond, "a step it depends on failed or was cancelled");
+}
+
+int64 note_unsettled_steps()
+{
+    return note_finished_by(saved_plan(&s_unsettled, k_unsettled));
+}
+
+int64 prune_workflows(int32 limit)
+{
+    Datum values[1] = {Int32GetDatum(limit)};
+    uint64 pruned = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
+    run_plan(saved_plan(&s_prune_leftovers, k_prune_leftovers), values, nullptr);
+    return static_cast<int64>(pruned);
+}
+
+}  // namespace pgjq

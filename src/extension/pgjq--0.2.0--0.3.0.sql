@@ -1,0 +1,237 @@
+-- pgjq 0.2.0 -> 0.3.0: durable workflows (docs/workflows.md).
+\echo Use "ALTER EXTENSION pgjq UPDATE TO '0.3.0'" to load this file. \quit
+
+-- Workflows -------------------------------------------------------------------------------------------
+-- (core/workflows.hpp, api/workflows.cpp)
+
+-- A workflow: jobs (its steps) enqueued together, which pass their results along their dependencies. Its
+-- counters move when a step finishes, at that transaction's commit, so reading a workflow's progress costs
+-- one row whatever its size. status: running until every step finished; then completed, or failed when a
+-- step failed for good (or was cancelled) under on_failure = 'fail'; cancelled by cancel_workflow.
+-- workflow_key: at most one unfinished workflow of a role holds it. parent_job: the step that started this
+-- workflow as its sub-workflow; it hears of the end as the event 'workflow/<id>'. retention: how long the
+-- finished workflow stays (its steps' own rows follow their queues' retention).
+CREATE SEQUENCE pgjq.workflow_id_seq AS bigint;
+CREATE TABLE pgjq.workflow_runs (
+    id             bigint      NOT NULL DEFAULT nextval('pgjq.workflow_id_seq') PRIMARY KEY,
+    workflow_name  text        NOT NULL,
+    workflow_key   text,
+    started_by     regrole     NOT NULL,
+    status         text        NOT NULL DEFAULT 'running',
+    on_failure     text        NOT NULL DEFAULT 'fail',
+    parent_job     bigint,
+    steps_total    integer     NOT NULL DEFAULT 0,
+    steps_finished integer     NOT NULL DEFAULT 0,
+    steps_failed   integer     NOT NULL DEFAULT 0,
+    retention      interval    NOT NULL DEFAULT '7 days',
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    finished_at    timestamptz,
+    CONSTRAINT workflow_status CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
+    CONSTRAINT workflow_on_failure CHECK (on_failure IN ('fail', 'continue', 'ignore')),
+    CONSTRAINT workflow_retention CHECK (retention >= interval '0' AND retention <= interval '100 years')
+);
+ALTER SEQUENCE pgjq.workflow_id_seq OWNED BY pgjq.workflow_runs.id;
+CREATE UNIQUE INDEX workflow_runs_key_idx ON pgjq.workflow_runs (started_by, workflow_key)
+    WHERE workflow_key IS NOT NULL AND finished_at IS NULL;
+CREATE INDEX workflow_runs_finished_idx ON pgjq.workflow_runs (finished_at) WHERE finished_at IS NOT NULL;
+
+-- One row per step, keyed by its job. unmet: how many of the steps it depends on have not finished (the
+-- join's counter: each parent that finishes subtracts itself once, under this row's lock, so a join over
+-- N children costs O(1) per child and is started by exactly one of them); broken: one of them failed for
+-- good or was cancelled. status, result, last_error, attempts, finished_at: the step's outcome, recorded
+-- when it finished (the job's own row goes with its queue's retention; the workflow keeps this one).
+CREATE TABLE pgjq.workflow_run_steps (
+    job_id      bigint          NOT NULL PRIMARY KEY,
+    workflow_id bigint          NOT NULL,
+    step_name   text            NOT NULL,
+    queue_name  text            NOT NULL,
+    job_type    text            NOT NULL,
+    enqueued_by regrole         NOT NULL,
+    max_attempts integer        NOT NULL,
+    unmet       integer         NOT NULL DEFAULT 0,
+    broken      boolean         NOT NULL DEFAULT false,
+    status      pgjq.job_status,
+    result      jsonb,
+    last_error  text,
+    attempts    integer,
+    created_at  timestamptz     NOT NULL DEFAULT now(),
+    finished_at timestamptz,
+    CONSTRAINT workflow_step_name UNIQUE (workflow_id, step_name)
+) WITH (fillfactor = 80);
+-- The steps not yet settled: what the maintenance worker's sweep looks at (core/workflows.hpp).
+CREATE INDEX workflow_run_steps_unfinished_idx ON pgjq.workflow_run_steps (job_id) WHERE finished_at IS NULL;
+-- parent_job must finish before child_job starts.
+CREATE TABLE pgjq.workflow_edges (
+    parent_job bigint NOT NULL,
+    child_job  bigint NOT NULL,
+    PRIMARY KEY (parent_job, child_job)
+);
+CREATE INDEX workflow_edges_child_idx ON pgjq.workflow_edges (child_job);
+
+-- What a job recorded of its own progress (checkpoint): one value per name, the first one recorded.
+CREATE TABLE pgjq.checkpoints (
+    job_id      bigint      NOT NULL,
+    name        text        NOT NULL,
+    value       jsonb       NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (job_id, name)
+);
+
+-- Signals (pgjq.signal), kept until expires_at so that a job that waits later still receives them. The
+-- audience is the role whose jobs the event is for (a producer signals its own jobs), or NULL: every job of
+-- the queue (an admin's signal). One event per name and audience: the first payload holds until it expires.
+CREATE TABLE pgjq.events (
+    queue_name   text        NOT NULL,
+    event_name   text        NOT NULL,
+    audience     regrole,
+    payload      jsonb       NOT NULL,
+    signalled_by regrole     NOT NULL,
+    signalled_at timestamptz NOT NULL DEFAULT now(),
+    expires_at   timestamptz NOT NULL
+);
+CREATE UNIQUE INDEX events_name_idx ON pgjq.events (queue_name, event_name, (coalesce(audience::oid, 0::oid)));
+CREATE INDEX events_expires_idx ON pgjq.events (expires_at);
+
+-- Jobs parked by wait_for_event: pending with run_at at the wait's deadline, woken at once by the event.
+CREATE TABLE pgjq.event_waits (
+    job_id     bigint      NOT NULL PRIMARY KEY,
+    queue_name text        NOT NULL,
+    event_name text        NOT NULL,
+    waiter     regrole,
+    deadline   timestamptz NOT NULL
+);
+CREATE INDEX event_waits_name_idx ON pgjq.event_waits (queue_name, event_name);
+
+REVOKE ALL ON pgjq.workflow_runs, pgjq.workflow_run_steps, pgjq.workflow_edges, pgjq.checkpoints, pgjq.events,
+              pgjq.event_waits FROM PUBLIC;
+REVOKE ALL ON SEQUENCE pgjq.workflow_id_seq FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('pgjq.workflow_runs', '');
+SELECT pg_catalog.pg_extension_config_dump('pgjq.workflow_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('pgjq.workflow_run_steps', '');
+SELECT pg_catalog.pg_extension_config_dump('pgjq.workflow_edges', '');
+SELECT pg_catalog.pg_extension_config_dump('pgjq.checkpoints', '');
+SELECT pg_catalog.pg_extension_config_dump('pgjq.events', '');
+SELECT pg_catalog.pg_extension_config_dump('pgjq.event_waits', '');
+
+-- What a role may read (the views below): a workflow it started (or one whose role it has the privileges
+-- of), or one every step of which it may read; a step, and its result, as it may read the step's job
+-- (pgjq.jobs' rule, docs/privileges.md).
+CREATE VIEW pgjq.workflows WITH (security_barrier) AS
+    SELECT w.id, w.workflow_name, w.workflow_key,
+           CASE WHEN w.status = 'running' AND NOT EXISTS (
+                    SELECT 1 FROM pgjq.workflow_run_steps s JOIN pgjq.live_jobs l ON l.id = s.job_id
+                     WHERE s.workflow_id = w.id
+                       AND (l.status > 'pending' OR (l.status = 'pending' AND l.run_at <= now())))
+                THEN 'waiting' ELSE w.status END AS status,
+           w.on_failure, w.steps_total, w.steps_finished, w.steps_failed, w.started_by, w.parent_job,
+           w.created_at, w.finished_at
+      FROM pgjq.workflow_runs w
+     WHERE pg_catalog.pg_has_role(w.started_by::oid, 'USAGE')
+        OR NOT EXISTS (SELECT 1 FROM pgjq.workflow_run_steps s
+                        WHERE s.workflow_id = w.id AND NOT pgjq.may_read_job(s.queue_name, s.enqueued_by));
+COMMENT ON VIEW pgjq.workflows IS 'workflows, running or finished (until their retention passes); status waiting: nothing of it can run before an event or a time';
+
+-- A step's state: its job's while it is live, the recorded outcome once it finished. waiting_for: 'steps'
+-- (steps it depends on), 'event <name>', 'sleep' (sleep_until), 'time' (a retry's delay or a later run_at).
+CREATE VIEW pgjq.workflow_step_states WITH (security_barrier) AS
+    SELECT s.workflow_id, s.step_name, s.job_id, s.queue_name, s.job_type,
+           coalesce(l.status, s.status) AS status,
+           ARRAY(SELECT p.step_name FROM pgjq.workflow_edges e JOIN pgjq.workflow_run_steps p ON p.job_id = e.parent_job
+                  WHERE e.child_job = s.job_id ORDER BY p.step_name) AS depends_on,
+           coalesce(l.attempts, s.attempts, 0) AS attempts, s.max_attempts,
+           coalesce(l.last_error, s.last_error) AS last_error, s.result, l.run_at, s.created_at, l.started_at,
+           s.finished_at,
+           CASE WHEN l.status < 'pending' THEN 'steps'  -- waiting (a literal of that value would need the
+                                                         -- transaction that added it to have committed)
+                WHEN l.status = 'pending' AND w.job_id IS NOT NULL THEN 'event ' || w.event_name
+                WHEN l.status = 'pending' AND l.run_at > now() AND EXISTS (
+                         SELECT 1 FROM pgjq.checkpoints c
+                          WHERE c.job_id = s.job_id AND c.value ? 'sleep_until'
+                            AND (c.value ->> 'sleep_until')::timestamptz = l.run_at) THEN 'sleep'
+                WHEN l.status = 'pending' AND l.run_at > now() THEN 'time'
+           END AS waiting_for,
+           s.enqueued_by
+      FROM pgjq.workflow_run_steps s
+      LEFT JOIN pgjq.live_jobs l ON l.id = s.job_id
+      LEFT JOIN pgjq.event_waits w ON w.job_id = s.job_id
+     WHERE pgjq.may_read_job(s.queue_name, s.enqueued_by);
+
+-- The results of the steps a step depends on: the parent's outcome, for its child_job. Under on_failure =
+-- 'ignore' the parents that failed or were cancelled are left out.
+CREATE VIEW pgjq.step_dependencies WITH (security_barrier) AS
+    SELECT e.child_job, p.step_name, p.job_id, p.status, p.result, p.last_error
+      FROM pgjq.workflow_edges e
+      JOIN pgjq.workflow_run_steps p ON p.job_id = e.parent_job
+      JOIN pgjq.workflow_runs w ON w.id = p.workflow_id
+     WHERE (w.on_failure <> 'ignore' OR p.status = 'completed')
+       AND pgjq.may_read_job(p.queue_name, p.enqueued_by);
+
+CREATE VIEW pgjq.job_checkpoints WITH (security_barrier) AS
+    SELECT c.job_id, c.name, c.value, c.recorded_at
+      FROM pgjq.checkpoints c
+      JOIN (SELECT id, queue_name, enqueued_by FROM pgjq.live_jobs
+            UNION ALL SELECT id, queue_name, enqueued_by FROM pgjq.finished_jobs) j ON j.id = c.job_id
+     WHERE pgjq.may_read_job(j.queue_name, j.enqueued_by);
+GRANT SELECT ON pgjq.workflows, pgjq.workflow_step_states, pgjq.step_dependencies, pgjq.job_checkpoints TO PUBLIC;
+
+CREATE FUNCTION pgjq.workflow_steps(workflow_id bigint)
+    RETURNS TABLE (step_name text, job_id bigint, queue_name text, job_type text, status pgjq.job_status,
+                   depends_on text[], attempts integer, max_attempts integer, last_error text, result jsonb,
+                   run_at timestamptz, created_at timestamptz, started_at timestamptz, finished_at timestamptz,
+                   waiting_for text)
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT s.step_name, s.job_id, s.queue_name, s.job_type, s.status, s.depends_on, s.attempts, s.max_attempts,
+           s.last_error, s.result, s.run_at, s.created_at, s.started_at, s.finished_at, s.waiting_for
+      FROM pgjq.workflow_step_states s WHERE s.workflow_id = $1 ORDER BY s.job_id
+$$;
+COMMENT ON FUNCTION pgjq.workflow_steps(bigint) IS 'the steps of a workflow, in enqueue order, with the names of the steps each depends on';
+
+-- A page size of 1 to 10000 rows, or 22023.
+CREATE FUNCTION pgjq.page_size(max_results integer) RETURNS integer
+    LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF max_results IS NULL OR max_results < 1 OR max_results > 10000 THEN
+        RAISE EXCEPTION 'max_results must be between 1 and 10000' USING ERRCODE = '22023',
+              DETAIL = format('It was %s.', coalesce(max_results::text, 'NULL'));
+    END IF;
+    RETURN max_results;
+END
+$$;
+
+-- The page after after_step, in step_name order.
+CREATE FUNCTION pgjq.step_results(job_id bigint, after_step text DEFAULT NULL, max_results integer DEFAULT 1000)
+    RETURNS TABLE (step_name text, job_id bigint, status pgjq.job_status, result jsonb, last_error text)
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT d.step_name, d.job_id, d.status, d.result, d.last_error
+      FROM pgjq.step_dependencies d
+     WHERE d.child_job = $1 AND ($2 IS NULL OR d.step_name > $2)
+     ORDER BY d.step_name LIMIT pgjq.page_size($3)
+$$;
+COMMENT ON FUNCTION pgjq.step_results(bigint, text, integer) IS 'the outcome of each step the job depends on, by step name, a page at a time';
+
+CREATE FUNCTION pgjq.checkpoints(job_id bigint) RETURNS jsonb
+    LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(jsonb_object_agg(c.name, c.value), '{}') FROM pgjq.job_checkpoints c WHERE c.job_id = $1
+$$;
+COMMENT ON FUNCTION pgjq.checkpoints(bigint) IS 'what the job recorded with checkpoint, as an object of names and values';
+
+-- The writing functions: C++ (api/workflows.cpp), each checking the caller's capability first.
+CREATE FUNCTION pgjq.start_workflow(workflow_name text, steps jsonb, workflow_key text DEFAULT NULL,
+                                    on_failure text DEFAULT 'fail', retention interval DEFAULT '7 days',
+                                    parent_job bigint DEFAULT NULL)
+    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_start_workflow';
+CREATE FUNCTION pgjq.add_steps(job_id bigint, worker_id text, steps jsonb)
+    RETURNS bigint[] LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_add_steps';
+CREATE FUNCTION pgjq.cancel_workflow(workflow_id bigint)
+    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_cancel_workflow';
+CREATE FUNCTION pgjq.retry_workflow(workflow_id bigint)
+    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_retry_workflow';
+CREATE FUNCTION pgjq.checkpoint(job_id bigint, worker_id text, name text, value jsonb)
+    RETURNS jsonb LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_checkpoint';
+CREATE FUNCTION pgjq.signal(event_name text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
+                            keep_for interval DEFAULT '7 days')
+    RETURNS bigint LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_signal';
+CREATE FUNCTION pgjq.wait_for_event(job_id bigint, worker_id text, event_name text, timeout interval DEFAULT '7 days')
+    RETURNS jsonb LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_wait_for_event';
+CREATE FUNCTION pgjq.sleep_until(job_id bigint, worker_id text, name text, wake_at timestamptz)
+    RETURNS boolean LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_sleep_until';

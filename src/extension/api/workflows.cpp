@@ -58,8 +58,9 @@ const plan_text k_taken_names = {
     2, {INT8OID, TEXTARRAYOID}};
 const plan_text k_add_total = {
     "UPDATE pgjq.workflow_runs SET steps_total = steps_total + $2 WHERE id = $1", 2, {INT8OID, INT4OID}};
-const plan_text k_workflow = {
-    "SELECT started_by::oid FROM pgjq.workflow_runs WHERE id = $1 FOR NO KEY UPDATE", 1, {INT8OID}};
+// Not locked: a step's settlement locks the workflow's row after its steps' (core/workflows.hpp), and a
+// cancellation that held it while it waited for a step would deadlock with that settlement.
+const plan_text k_workflow = {"SELECT started_by::oid FROM pgjq.workflow_runs WHERE id = $1", 1, {INT8OID}};
 const plan_text k_queues = {
     "SELECT DISTINCT queue_name, enqueued_by::oid FROM pgjq.workflow_run_steps WHERE workflow_id = $1", 1, {INT8OID}};
 const plan_text k_live_steps = {
@@ -182,7 +183,7 @@ char* on_failure_arg(FunctionCallInfo fcinfo, int argno)
     pg_unreachable();
 }
 
-// The workflow, locked, if the caller may act on it with `caps` on every queue of its steps, or (for
+// The workflow, if the caller may act on it with `caps` on every queue of its steps, or (for
 // `starter_may`) as the role that started it. A workflow the caller may not read (pgjq.workflows' rule: its
 // starter, or who may read every step) does not exist to it.
 void require_workflow(int64 workflow_id, const api_call& call, uint8 caps, bool starter_may, const char* action)
@@ -349,7 +350,6 @@ PGJQ_API_FUNCTION(cancel_workflow)
     SPI_connect();
     require_workflow(workflow_id, call, cap_admin, true, "cancel");
     Datum id = Int64GetDatum(workflow_id);
-    run_plan(saved_plan(&s_mark_cancelled, k_mark_cancelled), &id, nullptr);
     run_plan(saved_plan(&s_live_steps, k_live_steps), &id, nullptr);
     bool isnull, found;
     Datum steps = first_value(&isnull, &found);
@@ -360,7 +360,9 @@ PGJQ_API_FUNCTION(cancel_workflow)
                                  call.caller,
                                  nullptr,
                                  psprintf("workflow %lld was cancelled", (long long) workflow_id)};
-    uint64 n = archive_jobs(cancelled);
+    uint64 n = archive_jobs(cancelled);  // waits for a step's completion in flight
+    // Then the workflow's row, as a settlement locks it after the steps': the end its commit settles says so.
+    run_plan(saved_plan(&s_mark_cancelled, k_mark_cancelled), &id, nullptr);
     SPI_finish();
     PG_RETURN_INT64(static_cast<int64>(n));
 }

@@ -17,7 +17,7 @@ using namespace pgjq;
 constexpr int64 k_sub_workflow_event_usecs = INT64CONST(7) * USECS_PER_DAY;
 
 SPIPlanPtr s_record, s_count_down, s_release, s_count_workflows, s_parent_of, s_revived_closure, s_reopen, s_recount,
-    s_hold_again, s_reopen_workflows, s_unsettled, s_prune, s_prune_leftovers;
+    s_hold_again, s_reopen_workflows, s_unsettled, s_unreleased, s_prune, s_prune_leftovers;
 
 // clang-format off
 // The steps of $1 whose job is no longer live and whose row still says unfinished record their outcome.
@@ -57,9 +57,15 @@ const plan_text k_count_down = {
     "        c.broken AND w.on_failure = 'fail'"
     "   FROM counted c JOIN pgjq.workflow_runs w ON w.id = c.workflow_id ORDER BY c.job_id",
     2, {INT8ARRAYOID, TEXTARRAYOID}};
-// Held steps that may start: the trigger on the status announces them.
+// Held steps that may start: the trigger on the status announces them. A step whose row another transaction
+// holds is passed over: that one is cancelling it (a waiting job has no other writer), and waiting for it
+// here, after this transaction locked the steps' rows that its own settlement will lock, could deadlock. (If
+// it rolls back, the maintenance worker's sweep starts the step: note_unsettled_steps.)
 const plan_text k_release = {
-    "UPDATE pgjq.live_jobs SET status = 'pending' WHERE id = ANY ($1) AND status = 'waiting'", 1, {INT8ARRAYOID}};
+    "UPDATE pgjq.live_jobs SET status = 'pending' WHERE id = ANY (ARRAY("
+    "  SELECT id FROM pgjq.live_jobs WHERE id = ANY ($1) AND status = 'waiting' ORDER BY id"
+    "   FOR NO KEY UPDATE SKIP LOCKED))",
+    1, {INT8ARRAYOID}};
 // The workflows of the steps $1 (outcomes $2) count them; the last one ends the workflow. Returns the
 // workflows that ended.
 const plan_text k_count_workflows = {
@@ -146,6 +152,13 @@ const plan_text k_reopen_workflows = {
 const plan_text k_unsettled = {
     "SELECT coalesce(array_agg(s.job_id), '{}') FROM pgjq.workflow_run_steps s"
     " WHERE s.finished_at IS NULL AND NOT EXISTS (SELECT 1 FROM pgjq.live_jobs l WHERE l.id = s.job_id)",
+    0, {}};
+// Held steps that wait for nothing (a release passed over one whose holder then rolled back).
+const plan_text k_unreleased = {
+    "SELECT coalesce(array_agg(s.job_id), '{}') FROM pgjq.workflow_run_steps s"
+    "  JOIN pgjq.live_jobs l ON l.id = s.job_id JOIN pgjq.workflow_runs w ON w.id = s.workflow_id"
+    " WHERE s.finished_at IS NULL AND s.unmet <= 0 AND (NOT s.broken OR w.on_failure <> 'fail')"
+    "   AND l.status < 'pending'",
     0, {}};
 
 // A finished workflow goes whole: its row, its steps' rows, their edges and checkpoints, in one statement.
@@ -313,7 +326,12 @@ void workflow_steps_revived(Datum ids)
 
 int64 note_unsettled_steps()
 {
-    return note_finished_by(saved_plan(&s_unsettled, k_unsettled));
+    int64 noted = note_finished_by(saved_plan(&s_unsettled, k_unsettled));
+    run_plan(saved_plan(&s_unreleased, k_unreleased), nullptr, nullptr);
+    bool isnull, found;
+    Datum ready = first_value(&isnull, &found);
+    uint64 released = run_plan(saved_plan(&s_release, k_release), &ready, nullptr);
+    return noted + static_cast<int64>(released);
 }
 
 int64 prune_workflows(int32 limit)

@@ -32,7 +32,8 @@ void settle_finished_steps(Datum finished);
 void workflow_steps_revived(Datum ids);
 
 // The maintenance worker's sweep: notes the steps whose job finished without being settled (a transaction
-// whose backend did not yet know that the queue has workflows). Returns how many. Requires an SPI connection.
+// whose backend did not yet know that the queue has workflows), and starts held steps that wait for nothing
+// (see k_release). Returns how many. Requires an SPI connection.
 int64 note_unsettled_steps();
 
 // The maintenance worker's prune: finished workflows past their retention, with their steps, edges and

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -71,6 +72,13 @@ public:
   virtual void stop() = 0;
 };
 
+// What run_worker reports.
+struct worker_run
+{
+  double seconds = -1;          // from the first handler's start to the worker's return; negative: no runtime
+  std::uint64_t idle_waits = 0; // times a runner went to sleep with nothing to claim
+};
+
 class driver
 {
 public:
@@ -104,6 +112,16 @@ public:
   // return false / a negative time when the system has no such function.
   virtual bool prepare_calls(const std::string & /*call*/, std::int64_t /*total*/) { return false; }
   virtual double calls_in_one_transaction(const std::string & /*call*/, std::int64_t /*n*/) { return -1; }
+  // The system's own worker runtime (pgjq: pgjq::worker, which LISTENs, claims, runs handlers and
+  // completes each batch with its next claim), with `runners` runner threads claiming `batch` jobs of
+  // `job_type` of the default queue, and a handler that does nothing, until `jobs` handlers have run and
+  // their jobs are completed. Throws if that has not happened within `limit`. A system without a worker
+  // runtime returns a negative time.
+  virtual worker_run run_worker(const std::string & /*job_type*/, int /*runners*/, int /*batch*/, std::int64_t /*jobs*/,
+                                std::chrono::seconds /*limit*/)
+  {
+    return {};
+  }
   // Admin session on the driver's database (CHECKPOINT, old snapshots, sizes).
   virtual pg_session &admin() = 0;
   virtual const std::string &conninfo() const = 0;

@@ -3,7 +3,7 @@
 // alternated rounds), so that every ratio compares numbers of the same invocation.
 //
 //   pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=bench/recipe.sql --out=DIR [--peers=FILE]
-//              [--runs=3] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups] [--quick] [size options]
+//              [--runs=3] [--scenarios=enqueue,drain,e2e,...] [--quick] [size options]
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -26,10 +26,12 @@ void usage()
   std::fprintf(
       stderr,
       "usage: pgjq-bench --pgjq=CONNINFO --recipe=CONNINFO --recipe-sql=FILE --out=DIR [--peers=FILE]\n"
-      "  [--runs=N] [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups,stats,slots,cluster]\n"
+      "  [--runs=N]\n"
+      "  [--scenarios=enqueue,drain,e2e,steady,latency,depth,snapshot,bigtx,groups,stats,slots,workflows,cluster]\n"
       "  [--cluster=ROUTER_CONNINFO] [--quick]\n"
       "  [--drain-jobs=B1,B10,B100] [--e2e-jobs=N] [--steady-seconds=N] [--steady-runs=N]\n"
-      "  [--latency-jobs=N] [--depths=A,B,C] [--depth-samples=N] [--recipe-poll-ms=N]\n");
+      "  [--latency-jobs=N] [--depths=A,B,C] [--depth-samples=N] [--recipe-poll-ms=N]\n"
+      "  [--workflow-sizes=CHILDREN,CHAIN,WORKFLOWS] [--workflow-workers=N]\n");
 }
 
 std::vector<std::int64_t> int_list(const std::string &s)
@@ -108,6 +110,16 @@ int main(int argc, char **argv)
       c.depths = int_list(val);
     else if (key == "--depth-samples")
       c.depth_samples = std::stoi(val);
+    else if (key == "--workflow-sizes")
+    {
+      // A join has at most 10 000 parents and a chain goes in one start_workflow call of at most 10 000 steps.
+      const auto v = int_list(val);
+      if (v.size() != 3 || v[0] < 1 || v[0] > 10000 || v[1] < 1 || v[1] > 10000 || v[2] < 1)
+        return usage(), 2;
+      c.workflow_children = v[0], c.workflow_chain = v[1], c.workflow_count = v[2];
+    }
+    else if (key == "--workflow-workers")
+      c.workflow_workers = std::stoi(val);
     else if (key == "--cluster")
       c.cluster_router = val;
     else if (key == "--recipe-poll-ms")
@@ -124,6 +136,7 @@ int main(int argc, char **argv)
       c.group_keys = {1000, 10000};
       c.stats_history = {1000, 100000};
       c.cluster_calls = 200, c.cluster_jobs_per_queue = 3000;
+      c.workflow_children = 1000, c.workflow_chain = 20, c.workflow_count = 100;
     }
     else
     {
@@ -165,13 +178,14 @@ int main(int argc, char **argv)
     std::string bigtx;
     for (const std::int64_t k : c.bigtx_sizes)
       bigtx += (bigtx.empty() ? "" : "/") + n(k);
-    header.push_back("Sizes: " + n(c.runs) + " runs; enqueue " + n(c.enqueue_single_jobs) + "/" +
-                     n(c.enqueue_b100_jobs) + "/" + n(c.enqueue_b1000_jobs) + " jobs (1/100/1000 per call); drain " +
-                     n(c.drain_jobs_b1) + "/" + n(c.drain_jobs_b10) + "/" + n(c.drain_jobs_b100) +
-                     " jobs (batch 1/10/100); end to end " + n(c.e2e_jobs) + " jobs; steady " + n(c.steady_runs) +
-                     " x " + n(c.steady_seconds) + " s; latency " + n(c.latency_jobs) + " jobs; depth " + depths +
-                     " pending, " + n(c.depth_samples) + " samples per run; old snapshot after " + held +
-                     " finished jobs; big transactions of " + bigtx + " calls.");
+    header.push_back(
+        "Sizes: " + n(c.runs) + " runs; enqueue " + n(c.enqueue_single_jobs) + "/" + n(c.enqueue_b100_jobs) + "/" +
+        n(c.enqueue_b1000_jobs) + " jobs (1/100/1000 per call); drain " + n(c.drain_jobs_b1) + "/" +
+        n(c.drain_jobs_b10) + "/" + n(c.drain_jobs_b100) + " jobs (batch 1/10/100); end to end " + n(c.e2e_jobs) +
+        " jobs; steady " + n(c.steady_runs) + " x " + n(c.steady_seconds) + " s; latency " + n(c.latency_jobs) +
+        " jobs; depth " + depths + " pending, " + n(c.depth_samples) + " samples per run; old snapshot after " + held +
+        " finished jobs; big transactions of " + bigtx + " calls; workflows: a fan-out of " + n(c.workflow_children) +
+        ", a chain of " + n(c.workflow_chain) + ", " + n(c.workflow_count) + " workflows of 3 steps.");
     for (const std::string &h : header)
       std::fprintf(stderr, "%s\n", h.c_str());
 
@@ -180,7 +194,8 @@ int main(int argc, char **argv)
         {"enqueue", scenario_enqueue},   {"drain", scenario_drain},     {"e2e", scenario_e2e},
         {"steady", scenario_steady},     {"latency", scenario_latency}, {"depth", scenario_depth},
         {"snapshot", scenario_snapshot}, {"bigtx", scenario_bigtx},     {"groups", scenario_groups},
-        {"stats", scenario_stats},       {"slots", scenario_slots},     {"cluster", scenario_cluster}};
+        {"stats", scenario_stats},       {"slots", scenario_slots},     {"workflows", scenario_workflows},
+        {"cluster", scenario_cluster}};
     // The short scenarios whose ratios issue 19 judges run in alternated rounds (rounds.hpp); the others
     // keep their series and samples of every run of one system together.
     const std::set<std::string> alternated{"enqueue", "drain"};

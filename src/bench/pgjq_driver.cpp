@@ -10,6 +10,9 @@
 
 #include <libpq-fe.h>
 
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <thread>
 
 namespace pgjq::bench
@@ -325,6 +328,63 @@ public:
       throw std::runtime_error("calls_in_one_transaction: " + std::to_string(done) + " of " + count + " " + call +
                                " calls done");
     return secs;
+  }
+
+  worker_run run_worker(const std::string &type, int runners, int batch, std::int64_t jobs,
+                        std::chrono::seconds limit) override
+  {
+    pgjq::worker_options o;
+    o.conninfo = m_conninfo;
+    o.worker_id = "bench-runtime";
+    o.handle_signals = false;
+    o.concurrency = runners;
+    o.batch_size = batch;
+    pgjq::worker w(o);
+    std::atomic<std::int64_t> handled{0};
+    std::once_flag first_once;
+    steady::time_point first{}, returned_at{};
+    w.on(type,
+         [&](pgjq::job_context &)
+         {
+           std::call_once(first_once, [&] { first = steady::now(); });
+           if (++handled == jobs)
+             w.stop(); // each runner completes what it ran, then returns
+         });
+    std::mutex m;
+    std::condition_variable cv;
+    bool returned = false;
+    std::exception_ptr error;
+    std::thread t(
+        [&]
+        {
+          try
+          {
+            w.run();
+          }
+          catch (...)
+          {
+            error = std::current_exception();
+          }
+          const std::lock_guard<std::mutex> lock(m);
+          returned_at = steady::now();
+          returned = true;
+          cv.notify_all();
+        });
+    {
+      std::unique_lock<std::mutex> lock(m);
+      if (!cv.wait_for(lock, limit, [&] { return returned; }))
+      {
+        lock.unlock();
+        w.stop();
+      }
+    }
+    t.join();
+    if (error)
+      std::rethrow_exception(error);
+    if (handled.load() < jobs)
+      throw std::runtime_error("the worker ran " + std::to_string(handled.load()) + " of " + std::to_string(jobs) +
+                               " jobs within " + std::to_string(limit.count()) + " s");
+    return {seconds_between(first, returned_at), w.stats().idle_waits};
   }
 
   pg_session &admin() override { return m_admin; }

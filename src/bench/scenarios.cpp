@@ -812,4 +812,193 @@ void scenario_slots(driver &d, const config &c, results &r)
         summarize(shared), note);
 }
 
+namespace
+{
+
+// The job type of every job the workflows scenario drains, workflow step or plain job; the worker claims
+// no other.
+const char *const step_type = "step";
+// At most this many steps (or jobs) go in one call: pgjq's limit on steps per start_workflow or add_steps
+// call, and on jobs per enqueue_batch.
+constexpr std::int64_t per_call = 10000;
+
+std::string range_text(std::int64_t first, std::int64_t last)
+{
+  return std::to_string(first) + ", " + std::to_string(last);
+}
+
+// n plain jobs of the step type, each with the payload a step has ({}).
+void enqueue_plain(pg_session &db, std::int64_t n)
+{
+  for (std::int64_t first = 1; first <= n; first += per_call)
+    db.exec("SELECT pgjq.enqueue_batch('" + std::string(step_type) +
+            "', (SELECT jsonb_agg('{}'::jsonb) FROM generate_series(" +
+            range_text(first, std::min(n, first + per_call - 1)) + ")))");
+}
+
+// A root, `children` steps after it and a join after every child. start_workflow takes at most 10 000
+// steps and a producer has no call that adds more afterwards, so a seed step of another job type (never
+// claimed by the timed worker) is claimed here and adds them with add_steps, as a running step fans out,
+// in the transaction that completes it: at its commit the root becomes runnable.
+void start_fanout(pg_session &db, std::int64_t children)
+{
+  db.scalar_int("SELECT pgjq.start_workflow('bench-fanout', '[{\"name\": \"seed\", \"job_type\": \"seed\"}]')");
+  db.exec("BEGIN");
+  try
+  {
+    const std::string seed =
+        std::to_string(db.scalar_int("SELECT id FROM pgjq.claim_job_batch('bench-setup', ARRAY['seed'], 1)"));
+    auto add = [&](const std::string &steps)
+    { db.exec("SELECT pgjq.add_steps(" + seed + ", 'bench-setup', " + steps + ")"); };
+    const std::string type = std::string("'") + step_type + "'";
+    add("jsonb_build_array(jsonb_build_object('name', 'root', 'job_type', " + type +
+        ", 'after', '[\"seed\"]'::jsonb))");
+    for (std::int64_t first = 1; first <= children; first += per_call)
+      add("(SELECT jsonb_agg(jsonb_build_object('name', 'c' || g, 'job_type', " + type +
+          ", 'after', '[\"root\"]'::jsonb)) FROM generate_series(" +
+          range_text(first, std::min(children, first + per_call - 1)) + ") g)");
+    add("jsonb_build_array(jsonb_build_object('name', 'join', 'job_type', " + type +
+        ", 'after', (SELECT jsonb_agg('c' || g) FROM generate_series(1, " + std::to_string(children) + ") g)))");
+    db.exec("SELECT pgjq.complete(" + seed + ", 'bench-setup')");
+    db.exec("COMMIT");
+  }
+  catch (...)
+  {
+    db.exec("ROLLBACK");
+    throw;
+  }
+}
+
+// Steps s1 .. s<steps>, each after the one before it.
+void start_chain(pg_session &db, std::int64_t steps)
+{
+  db.scalar_int("SELECT pgjq.start_workflow('bench-chain', (SELECT jsonb_agg(jsonb_build_object('name', 's' || g, "
+                "'job_type', '" +
+                std::string(step_type) +
+                "', 'after', CASE WHEN g = 1 THEN '[]'::jsonb ELSE jsonb_build_array('s' || (g - 1)) END) ORDER BY g)"
+                " FROM generate_series(1, " +
+                std::to_string(steps) + ") g))");
+}
+
+// `count` workflows of three steps: a, then b and c after a.
+void start_threes(pg_session &db, std::int64_t count)
+{
+  const std::string t = std::string("\"job_type\": \"") + step_type + "\"";
+  db.exec("SELECT count(pgjq.start_workflow('bench-three', '[{\"name\": \"a\", " + t + "}, {\"name\": \"b\", " + t +
+          ", \"after\": [\"a\"]}, {\"name\": \"c\", " + t + ", \"after\": [\"a\"]}]')) FROM generate_series(1, " +
+          std::to_string(count) + ")");
+}
+
+// One timed drain of `jobs` jobs by the worker runtime, after `setup` (not timed); checks that every job
+// completed and, for workflows, that every workflow did. Returns jobs per second.
+double drain_steps(driver &d, const std::function<void(pg_session &)> &setup, std::int64_t jobs, int runners, int batch,
+                   bool workflows, run_costs &costs, std::uint64_t &idle_waits)
+{
+  d.reset();
+  pg_session &db = d.admin();
+  setup(db);
+  d.vacuum_analyze();
+  db.exec("VACUUM ANALYZE pgjq.workflow_runs, pgjq.workflow_run_steps, pgjq.workflow_edges");
+  checkpoint(d);
+  costs.start(d);
+  const worker_run run = d.run_worker(step_type, runners, batch, jobs, std::chrono::seconds(300));
+  if (run.seconds <= 0)
+    throw std::runtime_error("workflows: " + d.name() + " has no worker runtime");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the runners' backends exit (their CPU is counted)
+  costs.stop(d, jobs);
+  idle_waits = run.idle_waits;
+  const std::int64_t completed = db.scalar_int("SELECT count(*) FROM pgjq.finished_jobs WHERE job_type = '" +
+                                               std::string(step_type) + "' AND status = 'completed'");
+  const std::int64_t live = db.scalar_int("SELECT count(*) FROM pgjq.live_jobs");
+  const std::int64_t open =
+      workflows ? db.scalar_int("SELECT count(*) FROM pgjq.workflows WHERE status <> 'completed'") : 0;
+  if (completed != jobs || live != 0 || open != 0)
+    throw std::runtime_error("workflows: " + std::to_string(completed) + " of " + std::to_string(jobs) +
+                             " jobs completed, " + std::to_string(live) + " jobs live, " + std::to_string(open) +
+                             " workflows unfinished after the drain");
+  return static_cast<double>(jobs) / run.seconds;
+}
+
+} // namespace
+
+// Workflows (pgjq only): what a workflow step costs against a plain job, both drained by the client's
+// worker runtime (pgjq::worker: LISTEN, claim, a no-op handler, the batch completed with the next claim)
+// until every job ran. The runtime is the loop a step needs: a step that waits for others is claimable
+// only once the commit of its last parent's completion has released it, so its worker finds nothing, sleeps
+// on LISTEN and is woken by the release's notification; the drain loop of the other scenarios stops at the
+// first empty claim. In each run the workflow and the plain jobs alternate (the workflow first in odd runs),
+// each from a reset queue after a CHECKPOINT, starting the workflows or enqueueing the jobs untimed.
+// The overhead ratio is, run by run, the plain jobs' rate over the steps': time per step / time per job.
+void scenario_workflows(driver &d, const config &c, results &r)
+{
+  if (d.name() != "pgjq")
+    return;
+  struct variant
+  {
+    std::string id, label, plain_label;
+    std::int64_t jobs;
+    int runners, batch;
+    std::function<void(pg_session &)> start;
+    bool per_step_ms; // the figure is ms per step rather than steps/s
+  };
+  const std::string workers = std::to_string(c.workflow_workers) + " workers";
+  const std::string children = std::to_string(c.workflow_children);
+  std::vector<variant> variants;
+  variants.push_back({"wf_fanout",
+                      "workflow fan-out: a root, " + children + " children after it, a join after them; " + workers +
+                          ", batch " + std::to_string(c.workflow_fanout_batch),
+                      std::to_string(c.workflow_children + 2) + " plain jobs, the same workers",
+                      c.workflow_children + 2, c.workflow_workers, c.workflow_fanout_batch,
+                      [&c](pg_session &db) { start_fanout(db, c.workflow_children); }, false});
+  variants.push_back(
+      {"wf_chain",
+       "workflow chain of " + std::to_string(c.workflow_chain) + " steps, each after the one before; 1 worker, batch 1",
+       std::to_string(c.workflow_chain) + " plain jobs one after the other, 1 worker, batch 1", c.workflow_chain, 1, 1,
+       [&c](pg_session &db) { start_chain(db, c.workflow_chain); }, true});
+  for (const int batch : c.workflow_batches)
+    variants.push_back(
+        {"wf_three_b" + std::to_string(batch),
+         std::to_string(c.workflow_count) + " workflows of 3 steps (a; b and c after a); " + workers + ", batch " +
+             std::to_string(batch),
+         std::to_string(3 * c.workflow_count) + " plain jobs, the same workers, batch " + std::to_string(batch),
+         3 * c.workflow_count, c.workflow_workers, batch, [&c](pg_session &db) { start_threes(db, c.workflow_count); },
+         false});
+
+  for (const variant &v : variants)
+  {
+    std::vector<double> steps, plain, ratio;
+    run_costs step_costs, plain_costs;
+    for (int run = 0; run < c.runs; ++run)
+    {
+      double rate[2] = {0, 0}; // [0] workflow, [1] plain
+      for (const bool workflow : run % 2 == 0 ? std::vector<bool>{true, false} : std::vector<bool>{false, true})
+      {
+        std::uint64_t idle = 0;
+        const auto enqueue = [&v](pg_session &db) { enqueue_plain(db, v.jobs); };
+        const double x = drain_steps(d, workflow ? v.start : enqueue, v.jobs, v.runners, v.batch, workflow,
+                                     workflow ? step_costs : plain_costs, idle);
+        rate[workflow ? 0 : 1] = x;
+        (workflow ? steps : plain).push_back(v.per_step_ms ? 1e3 / x : x);
+        progress(d, "%s run %d, %s: %.0f jobs/s (%.3f ms each), %llu idle waits; %s", v.id.c_str(), run + 1,
+                 workflow ? "workflow" : "plain jobs", x, 1e3 / x, static_cast<unsigned long long>(idle),
+                 (workflow ? step_costs : plain_costs).last().c_str());
+      }
+      ratio.push_back(rate[1] / rate[0]);
+    }
+    const std::string note = jobs_note(v.jobs, c.runs) + ", workflow and plain jobs alternated";
+    const std::string unit = v.per_step_ms ? "ms" : "jobs/s";
+    r.add(v.id + "_steps", v.label + (v.per_step_ms ? ": time per step" : ""), unit, !v.per_step_ms, d.name(),
+          summarize(steps), note);
+    r.add(v.id + "_plain", v.plain_label + (v.per_step_ms ? ": time per job" : ""), unit, !v.per_step_ms, d.name(),
+          summarize(plain), note);
+    r.add(v.id + "_overhead", v.label + ": time per step / time per plain job", "x", false, d.name(), summarize(ratio),
+          note);
+    if (!v.per_step_ms)
+    {
+      step_costs.add_to(r, v.id + "_steps", v.label, d.name(), steps.size(), note);
+      plain_costs.add_to(r, v.id + "_plain", v.plain_label, d.name(), plain.size(), note);
+    }
+  }
+}
+
 } // namespace pgjq::bench

@@ -42,11 +42,20 @@ struct config
   std::int64_t bigtx_min_calls = 10000;                                // smaller transactions are repeated to this
   std::vector<std::int64_t> group_keys{1000, 100000};                  // the groups scenario's sizes
   std::vector<std::int64_t> stats_history{10000, 10000000};            // the stats scenario's finished jobs
+  // The workflows scenario: a fan-out of this many children (at most 10 000, a step's parents) with a root
+  // and a join; a chain of this many steps (at most 10 000, one start_workflow call); this many workflows of
+  // 3 steps, drained at each of the batches.
+  std::int64_t workflow_children = 10000;
+  std::int64_t workflow_chain = 100;
+  std::int64_t workflow_count = 1000;
+  int workflow_workers = 4;       // runners of the fan-out and of the workflows of 3 steps (the chain has 1)
+  int workflow_fanout_batch = 10; // the worker runtime's default batch
+  std::vector<int> workflow_batches{1, 10, 100};
   std::string cluster_router;                  // --cluster: the router of three nodes (cluster scenario)
   int cluster_calls = 2000;                    // per run, for the router's cost per call
   std::int64_t cluster_jobs_per_queue = 30000; // 1 node against 3 nodes
-  std::set<std::string> scenarios{"enqueue",  "drain", "e2e",    "steady", "latency", "depth",
-                                  "snapshot", "bigtx", "groups", "stats",  "cluster"};
+  std::set<std::string> scenarios{"enqueue",  "drain", "e2e",    "steady", "latency",   "depth",
+                                  "snapshot", "bigtx", "groups", "stats",  "workflows", "cluster"};
 
   bool wants(const std::string &s) const { return scenarios.count(s) > 0; }
 };
@@ -93,6 +102,7 @@ void scenario_bigtx(driver &d, const config &c, results &r);
 void scenario_groups(driver &d, const config &c, results &r);
 void scenario_stats(driver &d, const config &c, results &r);
 void scenario_slots(driver &d, const config &c, results &r);
+void scenario_workflows(driver &d, const config &c, results &r);
 void scenario_cluster(driver &d, const config &c, results &r); // cluster.cpp
 
 } // namespace pgjq::bench

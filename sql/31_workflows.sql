@@ -174,7 +174,7 @@ SELECT pgjq.start_workflow('bad', '[]');
 SELECT pgjq.start_workflow('bad', '{"name": "a"}');
 SELECT pgjq.start_workflow('bad', '[{"name": "a", "job_type": "t"}]', on_failure => 'shrug');
 SELECT pgjq.start_workflow('bad', (SELECT jsonb_agg(jsonb_build_object('name', 's' || i, 'job_type', 't'))
-                                     FROM generate_series(1, 10001) i));
+                                     FROM generate_series(1, 100001) i));
 SELECT pgjq.create_queue('forgetful');
 SELECT pgjq.alter_queue('forgetful', keep_completed => false);
 SELECT pgjq.start_workflow('bad', '[{"name": "a", "job_type": "t", "queue": "forgetful"}]');

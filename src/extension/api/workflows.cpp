@@ -222,7 +222,8 @@ PGJQ_API_FUNCTION(start_workflow)
 {
     require_some(call, cap_producer);
     char* name = short_text_arg(fcinfo, 0, "workflow_name");
-    Jsonb* steps = json_arg(fcinfo, 1, "steps");
+    require_arg(fcinfo, 1, "steps");
+    Jsonb* steps = PG_GETARG_JSONB_P(1);  // read_steps holds it to max_batch_bytes
     char* key = optional_short_text_arg(fcinfo, 2, "workflow_key");
     char* on_failure = on_failure_arg(fcinfo, 3);
     require_arg(fcinfo, 4, "retention");
@@ -274,7 +275,8 @@ PGJQ_API_FUNCTION(add_steps)
     require_some(call, cap_worker);
     int64 job_id = job_id_arg(fcinfo, 0);
     char* worker_id = short_text_arg(fcinfo, 1, "worker_id");
-    Jsonb* steps = json_arg(fcinfo, 2, "steps");
+    require_arg(fcinfo, 2, "steps");
+    Jsonb* steps = PG_GETARG_JSONB_P(2);  // read_steps holds it to max_batch_bytes
     step_plan plan = read_steps(steps, true);
 
     SPI_connect();

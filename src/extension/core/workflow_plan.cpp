@@ -7,6 +7,7 @@
 #include "core/lifecycle.hpp"
 #include "core/queue_cache.hpp"
 #include "pg/limits.hpp"
+#include "pg/settings.hpp"
 #include "pg/spi.hpp"
 
 namespace {
@@ -265,11 +266,15 @@ step_plan read_steps(const Jsonb* steps, bool allow_existing)
     int n = JB_ROOT_COUNT(steps);
     if (n == 0)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("steps must not be empty")));
-    if (n > k_max_steps_per_call)
+    if (n > k_max_workflow_steps)
         ereport(ERROR,
                 (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("steps has %d elements", n),
-                 errdetail("At most %d steps can be added in one call.", k_max_steps_per_call),
-                 errhint("Add the rest with further calls in the same transaction.")));
+                 errdetail("A workflow has at most %d steps.", k_max_workflow_steps)));
+    int bytes = VARSIZE(steps) - VARHDRSZ;
+    if (bytes > max_batch_bytes)
+        ereport(ERROR,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("steps is too large (%d bytes)", bytes),
+                 errdetail("The limit set by pgjq.max_batch_bytes is %d bytes.", max_batch_bytes)));
     step_plan plan = {static_cast<step_spec*>(palloc(sizeof(step_spec) * n)), nullptr, n, 0};
     int index = 0;
     for_each_payload(steps, [&](JsonbValue& v) {

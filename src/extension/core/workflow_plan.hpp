@@ -32,7 +32,7 @@ struct step_plan {
     int nedges;
 };
 
-// Reads and checks `steps` (a JSON array of 1 to k_max_steps_per_call objects). Names in "after" that are not
+// Reads and checks `steps` (a JSON array of 1 to k_max_workflow_steps objects). Names in "after" that are not
 // steps of this call are left for the caller to find among the workflow's (parents[i] = -1); with
 // `allow_existing` false each must be a step of this call. A cycle is refused with the cycle named.
 step_plan read_steps(const Jsonb* steps, bool allow_existing);

@@ -27,10 +27,10 @@ constexpr int k_depth_slots = 16;
 constexpr int k_max_error_bytes = 8192;
 // Jobs one job may depend on (depends_on).
 constexpr int k_max_dependencies = 100;
-// Workflows (docs/workflows.md): steps per workflow, steps one call adds (start_workflow, add_steps), steps a
-// step may depend on (the children of a join), dependencies one call adds, checkpoints per job.
+// Workflows (docs/workflows.md): steps per workflow (one call may add them all), steps a step may depend on
+// (the children of a join), dependencies one call adds, checkpoints per job. A call's steps array is held to
+// pgjq.max_batch_bytes, each step's payload to pgjq.max_payload_bytes.
 constexpr int k_max_workflow_steps = 100000;
-constexpr int k_max_steps_per_call = 10000;
 constexpr int k_max_step_parents = 10000;
 constexpr int k_max_edges_per_call = 100000;
 constexpr int k_max_checkpoints = 1000;

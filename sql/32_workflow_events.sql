@@ -155,7 +155,11 @@ RESET ROLE;
 SET ROLE regress_wf_worker;
 SELECT id = :ta_job AS claimed FROM pgjq.claim_job_batch('wk', NULL, 1, 'shared_wf');
 SELECT pgjq.wait_for_event(:ta_job, 'wk', 'go') AS received;
+-- the steps a worker adds are the workflow's: its starter's jobs, in queues where the starter may enqueue
+SELECT cardinality(pgjq.add_steps(:ta_job, 'wk', '[{"name": "u", "job_type": "tenant", "queue": "shared_wf", "after": ["s"]}]')) AS added;
+SELECT pgjq.add_steps(:ta_job, 'wk', '[{"name": "v", "job_type": "tenant", "queue": "ev"}]');
 SELECT pgjq.complete(:ta_job, 'wk', '{"r": 1}');
+SELECT job_type, enqueued_by FROM pgjq.jobs WHERE id = (SELECT job_id FROM pgjq.workflow_steps(:ta) WHERE step_name = 'u');
 RESET ROLE;
 SET ROLE regress_wf_observer;
 SELECT workflow_name, status FROM pgjq.workflows WHERE id = :ta;

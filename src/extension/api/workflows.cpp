@@ -43,9 +43,10 @@ const plan_text k_held = {
     " WHERE j.id = $1 AND j.worker_id = $2 AND j.status > 'pending'"
     PGJQ_HELD_BY_ROLE("j.", "$3") PGJQ_BEFORE_TIMEOUT("j.") " FOR NO KEY UPDATE OF j",
     3, {INT8OID, TEXTOID, REGROLEOID}};
-// The workflow of step $1, locked: the steps it gains are counted in its row.
+// The workflow of step $1, locked: the steps it gains are counted in its row, and are its starter's jobs.
 const plan_text k_step_of = {
-    "SELECT w.id, w.on_failure, w.steps_total FROM pgjq.workflow_run_steps s JOIN pgjq.workflow_runs w ON w.id = s.workflow_id"
+    "SELECT w.id, w.on_failure, w.steps_total, w.started_by::oid FROM pgjq.workflow_run_steps s"
+    "  JOIN pgjq.workflow_runs w ON w.id = s.workflow_id"
     " WHERE s.job_id = $1 FOR NO KEY UPDATE OF w",
     1, {INT8OID}};
 // The steps of workflow $1 named $2, locked against their settlement (workflows.hpp).
@@ -292,6 +293,9 @@ PGJQ_API_FUNCTION(add_steps)
     int64 workflow_id = DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
     bool fail_policy = strcmp(SPI_getvalue(row, SPI_tuptable->tupdesc, 2), "fail") == 0;
     int32 total = DatumGetInt32(SPI_getbinval(row, SPI_tuptable->tupdesc, 3, &isnull));
+    // The steps are the workflow's: enqueued as the role that started it, into queues where it may enqueue.
+    const api_call starter =
+        on_behalf_of(call, DatumGetObjectId(SPI_getbinval(row, SPI_tuptable->tupdesc, 4, &isnull)));
     if (static_cast<int64>(total) + plan.nsteps > k_max_workflow_steps)
         ereport(
             ERROR,
@@ -338,7 +342,7 @@ PGJQ_API_FUNCTION(add_steps)
     }
     Datum added[2] = {Int64GetDatum(workflow_id), Int32GetDatum(plan.nsteps)};
     run_plan(saved_plan(&s_add_total, k_add_total), added, nullptr);
-    ArrayType* ids = enqueue_steps(plan, workflow_id, existing, fail_policy, call);
+    ArrayType* ids = enqueue_steps(plan, workflow_id, existing, fail_policy, starter);
     ArrayType* result = static_cast<ArrayType*>(SPI_palloc(VARSIZE(ids)));
     memcpy(result, ids, VARSIZE(ids));
     SPI_finish();

@@ -149,6 +149,15 @@ api_call begin_api_call()
     return call;
 }
 
+api_call on_behalf_of(const api_call& call, Oid role)
+{
+    api_call as_role = call;
+    as_role.caller = role;
+    as_role.privileged = privileged(role);
+    as_role.switched = false;  // the call that switched restores the user
+    return as_role;
+}
+
 void end_api_call(const api_call& call)
 {
     if (call.switched)

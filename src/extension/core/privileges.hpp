@@ -33,6 +33,9 @@ struct api_call {
 
 // Records the caller and acts as the extension's owner from here on. Needs a transaction.
 api_call begin_api_call();
+// What `call` may do as `role` instead of its caller: the identity checked and recorded for work done on
+// that role's behalf (the steps a worker adds to another role's workflow). Switches nothing.
+api_call on_behalf_of(const api_call& call, Oid role);
 // Acts as the caller again. (An ERROR restores the caller with the (sub)transaction's abort.)
 void end_api_call(const api_call& call);
 

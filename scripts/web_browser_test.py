@@ -7,8 +7,15 @@ web_browser_test.py admin URL FAILED_ID SCREENSHOT
     pending (the caller checks the database). Saves a screenshot.
 web_browser_test.py observer URL FAILED_ID
     The page shows the job too, but its retry button is refused with the database's permission error.
+web_browser_test.py workflow URL WORKFLOW_ID STEPS EDGES RUNNING_ID SCREENSHOT
+    The workflow's graph shows one box per step in the state STEPS gives ({"name": "state", ...}, read from
+    the database by the caller) and one arrow per dependency of EDGES ([["from", "to"], ...]); its table
+    lists the same states and its error as text, and nothing its steps hold runs. Saves a screenshot of the
+    workflow. Then the cancel button of workflow RUNNING_ID asks first: dismissed, nothing is sent; accepted,
+    the workflow is cancelled (the caller checks the database).
 Exits 1 with the reason on the first check that fails.
 """
+import json
 import sys
 import tempfile
 import time
@@ -17,6 +24,7 @@ from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 
@@ -48,20 +56,38 @@ def refreshes(driver):
     return int(driver.find_element(By.TAG_NAME, "body").get_attribute("data-refreshed") or 0)
 
 
-def job_button(driver, action, job_id):
-    found = driver.find_elements(By.CSS_SELECTOR, f'#jobs button[data-action="{action}"][data-job="{job_id}"]')
+def button(driver, kind, action, item_id):
+    """The button of a job (kind "job") or a workflow ("workflow") in its table, if shown."""
+    found = driver.find_elements(
+        By.CSS_SELECTOR, f'#{kind}s button[data-action="{action}"][data-{kind}="{item_id}"]')
     return found[0] if found else None
 
 
-def click_job_button(driver, action, job_id):
+def job_button(driver, action, job_id):
+    return button(driver, "job", action, job_id)
+
+
+def workflow_button(driver, action, workflow_id):
+    return button(driver, "workflow", action, workflow_id)
+
+
+def click_button(driver, kind, action, item_id):
     """Finds and clicks the button in one step, so that a refresh between the two only means another try."""
     def clicked(d):
-        button = job_button(d, action, job_id)
-        if button is None:
+        found = button(d, kind, action, item_id)
+        if found is None:
             return False
-        button.click()
+        found.click()
         return True
-    wait(driver, f"a click on the {action} button of job {job_id}", clicked)
+    wait(driver, f"a click on the {action} button of {kind} {item_id}", clicked)
+
+
+def click_job_button(driver, action, job_id):
+    click_button(driver, "job", action, job_id)
+
+
+def click_workflow_button(driver, action, workflow_id):
+    click_button(driver, "workflow", action, workflow_id)
 
 
 def message(driver):
@@ -73,7 +99,78 @@ def injected(driver):
     return driver.execute_script("return window.pgjqInjected === undefined ? null : window.pgjqInjected")
 
 
+# The graph as drawn, read in one script so that a refresh cannot replace it halfway: each box's step,
+# state, label and left edge, each arrow's ends, and the table's rows.
+READ_GRAPH = """
+const boxes = [...document.querySelectorAll('#workflow-graph svg g.step')];
+return {
+  boxes: boxes.map((b) => ({ step: b.dataset.step, state: b.dataset.state,
+                             label: b.querySelector('text.state').textContent, x: b.getBoundingClientRect().x })),
+  edges: [...document.querySelectorAll('#workflow-graph svg path.edge')].map((e) => [e.dataset.from, e.dataset.to]),
+  rows: [...document.querySelectorAll('#workflow-steps tbody tr')].map((r) => [r.dataset.step, r.dataset.state]),
+};
+"""
+
+
+def check_workflow(driver, workflow_id, steps, edges, running_id, screenshot):
+    click_workflow_button(driver, "show", workflow_id)
+    wait(driver, "the workflow's graph with every step in its state",
+         lambda d: {b["step"]: b["state"] for b in d.execute_script(READ_GRAPH)["boxes"]} == steps)
+    drawn = driver.execute_script(READ_GRAPH)
+    if len(drawn["boxes"]) != len(steps):
+        fail(f"the graph has {len(drawn['boxes'])} boxes for {len(steps)} steps")
+    for box in drawn["boxes"]:
+        if not box["label"].startswith(steps[box["step"]]):
+            fail(f"step {box['step']}'s box says {box['label']!r}, not its state {steps[box['step']]}")
+    if sorted(drawn["edges"]) != sorted(edges):
+        fail(f"the graph's arrows {sorted(drawn['edges'])} are not the dependencies {sorted(edges)}")
+    # The layers: a step stands right of every step it waits for.
+    x = {box["step"]: box["x"] for box in drawn["boxes"]}
+    for before, after in edges:
+        if not x[before] < x[after]:
+            fail(f"step {after} is not drawn right of {before}, which it waits for")
+    if dict(drawn["rows"]) != steps or len(drawn["rows"]) != len(steps):
+        fail(f"the steps' table {drawn['rows']} is not {steps}")
+    table = driver.find_element(By.ID, "workflow-steps").text
+    if "<script>" not in table or "onerror" not in table:
+        fail(f"the failed step's error or a result is not shown as text: {table}")
+    time.sleep(0.5)
+    if injected(driver) is not None:
+        fail(f"a step's text ran as a script (window.pgjqInjected = {injected(driver)})")
+    severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    if severe:
+        fail(f"console errors: {severe}")
+    panel = driver.find_element(By.ID, "workflow-detail")
+    driver.execute_script("arguments[0].scrollIntoView()", panel)
+    panel.screenshot(screenshot)
+
+    # Cancel asks first: dismissed, nothing is sent.
+    click_workflow_button(driver, "cancel", running_id)
+    alert = WebDriverWait(driver, 10).until(expected_conditions.alert_is_present())
+    if f"workflow {running_id}" not in alert.text:
+        fail(f"the confirmation does not name the workflow: {alert.text}")
+    alert.dismiss()
+    seen = refreshes(driver)
+    wait(driver, "two refreshes after the dismissed cancel", lambda d: refreshes(d) >= seen + 2)
+    if "cancelled" in message(driver) or workflow_button(driver, "cancel", running_id) is None:
+        fail(f"a dismissed cancel was sent: {message(driver)}")
+    click_workflow_button(driver, "cancel", running_id)
+    WebDriverWait(driver, 10).until(expected_conditions.alert_is_present()).accept()
+    wait(driver, "the cancel's confirmation", lambda d: f"workflow {running_id} is cancelled" in message(d))
+
+
 def main():
+    if sys.argv[1] == "workflow":
+        url, workflow_id, steps, edges, running_id, screenshot = sys.argv[2:8]
+        with tempfile.TemporaryDirectory() as profile:
+            driver = browser(profile)
+            try:
+                driver.get(url)
+                wait(driver, "the page refreshed twice", lambda d: refreshes(d) >= 2)
+                check_workflow(driver, workflow_id, json.loads(steps), json.loads(edges), running_id, screenshot)
+            finally:
+                driver.quit()
+        return
     role, url, failed_id = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as profile:
         driver = browser(profile)

@@ -9,9 +9,13 @@
 #   carrying it are served (a local user without it is refused);
 # - slow clients: 16 connections that trickle their request do not keep the token-holder's request waiting,
 #   and a second server on a port in use fails with "address in use";
+# - workflows: the list and a workflow's steps as JSON (each step's result cut to a preview), only with the
+#   token; an observer reads them and its cancel is refused; an admin's cancel and retry act on the
+#   database; in the browser a workflow with a fan-out and a join is drawn with each step in its state and
+#   an arrow per dependency, its error shown as text, and cancel asks first (dismissed: nothing changes);
 # - without a maintenance worker the overview says so (the page's banner);
 # - SIGTERM stops it cleanly.
-# The admin's screenshot is kept in build/test-output/web/dashboard.png.
+# The admin's screenshots are kept in build/test-output/web/: dashboard.png, workflow.png.
 # As root it re-executes itself as the postgres user (see scripts/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,8 +55,41 @@ SELECT pgjq.enqueue('email', jsonb_build_object('html',
 SELECT pgjq.fail(id, 'w', '<script>window.pgjqInjected = 3</script> smtp timeout')
   FROM pgjq.claim_job_batch('w', NULL, 10, 'mail') WHERE payload ? 'html';
 SQL
-failed_job=$("${psql[@]}" -c "SELECT id FROM pgjq.jobs WHERE status = 'failed'")
+failed_job=$("${psql[@]}" -c "SELECT id FROM pgjq.jobs WHERE status = 'failed' AND queue_name = 'mail'")
 [ -n "$failed_job" ] || fail "no failed job to show"
+
+# Workflows: "thumbnails" fans out from fetch to three resizes and joins them in publish; resize c fails for
+# good (its error holding markup), so publish is cancelled and the workflow failed. "nightly" has not
+# started a step yet: running, to be cancelled.
+"${psql[@]}" >/dev/null <<'SQL'
+SELECT pgjq.create_queue('media');
+SELECT pgjq.start_workflow('thumbnails', '[
+    {"name": "fetch", "job_type": "fetch", "queue": "media"},
+    {"name": "resize a", "job_type": "resize", "queue": "media", "after": ["fetch"], "payload": {"size": "a"}},
+    {"name": "resize b", "job_type": "resize", "queue": "media", "after": ["fetch"], "payload": {"size": "b"}},
+    {"name": "resize c", "job_type": "resize", "queue": "media", "after": ["fetch"], "payload": {"size": "c"},
+     "max_attempts": 1},
+    {"name": "publish", "job_type": "publish", "queue": "media", "after": ["resize a", "resize b", "resize c"]}
+  ]', workflow_key => 'batch <b>7</b>');
+SELECT pgjq.start_workflow('nightly', '[{"name": "export", "job_type": "export", "queue": "media"},
+    {"name": "upload", "job_type": "upload", "queue": "media", "after": ["export"]}]');
+SELECT pgjq.complete(id, 'w', jsonb_build_object('html', '<img src=x onerror="window.pgjqInjected = 4">',
+                                                 'bytes', repeat('x', 1000)))
+  FROM pgjq.claim_job_batch('w', ARRAY['fetch'], 10, 'media');
+SQL
+"${psql[@]}" >/dev/null <<'SQL'
+SELECT CASE WHEN payload->>'size' = 'c'
+            THEN pgjq.fail(id, 'w', '<script>window.pgjqInjected = 5</script> out of memory')::text
+            ELSE pgjq.complete(id, 'w')::text END
+  FROM pgjq.claim_job_batch('w', ARRAY['resize'], 10, 'media');
+SQL
+thumbnails=$("${psql[@]}" -c "SELECT id FROM pgjq.workflows WHERE workflow_name = 'thumbnails'")
+nightly=$("${psql[@]}" -c "SELECT id FROM pgjq.workflows WHERE workflow_name = 'nightly'")
+workflow_status() { "${psql[@]}" -c "SELECT status FROM pgjq.workflows WHERE id = $1"; }
+step_states() { "${psql[@]}" -c "SELECT string_agg(step_name || '=' || status, ',' ORDER BY step_name) FROM pgjq.workflow_steps($1)"; }
+[ "$(step_states "$thumbnails")" = "fetch=completed,publish=cancelled,resize a=completed,resize b=completed,resize c=failed" ] \
+  && [ "$(workflow_status "$thumbnails")" = failed ] && [ "$(workflow_status "$nightly")" = running ] \
+  || fail "the workflows are not as set up: $(step_states "$thumbnails"); $(workflow_status "$thumbnails"), $(workflow_status "$nightly")"
 
 # start_web LOGFILE ARGS...: starts `pgjq ARGS` (a `web` command), waits for its address, sets $url (as
 # printed: with ?token= when the token was made at start), $base (scheme, host and port), $token (when made
@@ -91,11 +128,24 @@ print(response.read().decode())
 PY
 }
 status() { head -n 1 <<<"$1"; }
+# json_of EXPRESSION: prints the Python expression over d, the JSON body of the last request ($out).
+json_of() { "$python" -c "import json, sys; d = json.loads(sys.stdin.read().split(chr(10), 3)[3]); print($1)" <<<"$out"; }
 
 # As an observer: sees everything, may do nothing.
 start_web "$cluster/observer.log" -d "user=watcher" web --listen 127.0.0.1:0 --sample-interval 0.5 --refresh 0.5
 "$python" scripts/web_browser_test.py observer "$url" "$failed_job" || fail "the observer's page (above)"
 [ "$(status_of "$failed_job")" = failed ] || fail "an observer's retry changed the job"; ok
+# The observer reads the workflows, and its cancel reaches the database, which refuses it.
+auth="Authorization: Bearer $token"
+out=$(request GET "$base/api/workflows")
+[ "$(status "$out")" = 200 ] && grep -q '"name":"thumbnails"' <<<"$out" && grep -q '"name":"nightly"' <<<"$out" \
+  || fail "the observer's list of workflows: $out"; ok
+page=$(request GET "$base/")
+csrf=$(grep -o 'name="pgjq-csrf" content="[0-9a-f]*"' <<<"$page" | grep -o '[0-9a-f]\{32\}') || fail "no CSRF token in the page"
+out=$(request POST "$base/api/workflows/$nightly/cancel" "X-PGJQ-CSRF: $csrf")
+[ "$(status "$out")" = 403 ] && grep -q 'permission denied' <<<"$out" && [ "$(workflow_status "$nightly")" = running ] \
+  || fail "an observer's cancel of a workflow: $out; $(workflow_status "$nightly")"; ok
+auth=
 kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"; ok
 
 # As an admin (the superuser), on loopback with no token given: one is made, printed, and required.
@@ -125,14 +175,59 @@ out=$(request GET "$base/api/jobs?limit=0")
 [ "$(status "$out")" = 400 ] || fail "a limit out of bounds: $out"; ok
 out=$(request GET "$base/metrics")
 /usr/bin/promtool check metrics <<<"$(tail -n +4 <<<"$out")" >/dev/null 2>&1 || fail "the served metrics: $out"; ok
+# Workflows as JSON, only with the token.
+out=$(auth= request GET "$base/api/workflows")
+[ "$(status "$out")" = 401 ] || fail "the workflows without the token: $out"; ok
+out=$(auth= request GET "$base/api/workflows/$thumbnails")
+[ "$(status "$out")" = 401 ] || fail "a workflow without the token: $out"; ok
+out=$(request GET "$base/api/workflows")
+[ "$(status "$out")" = 200 ] || fail "the workflows: $out"
+[ "$(json_of "[(w['name'], w['status'], w['steps_finished'], w['steps_total'], w['steps_failed']) for w in d]")" \
+  = "[('nightly', 'running', 0, 2, 0), ('thumbnails', 'failed', 5, 5, 2)]" ] || fail "the list of workflows: $out"; ok
+[ "$(json_of "d[1]['key'] == 'batch <b>7</b>' and d[1]['finished_at'] is not None and d[0]['finished_at'] is None")" = True ] \
+  || fail "a workflow's key or times: $out"; ok
+out=$(request GET "$base/api/workflows?limit=1")
+[ "$(json_of "[w['name'] for w in d]")" = "['nightly']" ] || fail "the newest workflow alone: $out"; ok
+out=$(request GET "$base/api/workflows?limit=0")
+[ "$(status "$out")" = 400 ] || fail "a limit of workflows out of bounds: $out"; ok
+out=$(request GET "$base/api/workflows/$thumbnails")
+[ "$(status "$out")" = 200 ] || fail "the workflow: $out"
+steps() { json_of "{s['name']: $1 for s in d['steps']}"; }
+[ "$(json_of "d['workflow']['id'] == $thumbnails and len(d['steps'])")" = 5 ] || fail "the workflow's steps: $out"; ok
+[ "$(steps "s['depends_on']")" = "{'fetch': [], 'resize a': ['fetch'], 'resize b': ['fetch'], 'resize c': ['fetch'], 'publish': ['resize a', 'resize b', 'resize c']}" ] \
+  || fail "the steps' dependencies: $out"; ok
+[ "$(json_of "'|'.join(s['name'] + '=' + s['status'] for s in sorted(d['steps'], key=lambda s: s['name']))")" \
+  = "$(step_states "$thumbnails" | tr , '|')" ] || fail "the steps' states differ from the database's: $out"; ok
+# fetch's result is 1 kB: the page gets the first 200 bytes and an ellipsis.
+[ "$(json_of "(lambda r: len(r.encode()) <= 203 and r.endswith(chr(0x2026)) and r.startswith('{'))(d['steps'][0]['result'])")" = True ] \
+  && grep -q 'out of memory' <<<"$out" || fail "a step's result preview or error: $out"; ok
+out=$(request GET "$base/api/workflows/999999")
+[ "$(status "$out")" = 404 ] || fail "an unknown workflow: $out"; ok
+out=$(request POST "$base/api/workflows/$nightly/cancel")
+[ "$(status "$out")" = 403 ] && [ "$(workflow_status "$nightly")" = running ] || fail "a cancel without the CSRF token: $out"; ok
+# An admin's retry sends the failed step back; publish, cancelled after it, waits for it again.
+out=$(request POST "$base/api/workflows/$thumbnails/retry" "X-PGJQ-CSRF: $csrf")
+[ "$(status "$out")" = 200 ] && grep -q 'pending again' <<<"$out" || fail "the admin's retry of a workflow: $out"; ok
+[ "$(step_states "$thumbnails")" = "fetch=completed,publish=waiting,resize a=completed,resize b=completed,resize c=pending" ] \
+  && [ "$(workflow_status "$thumbnails")" = running ] || fail "after the retry: $(step_states "$thumbnails"), $(workflow_status "$thumbnails")"; ok
+# resize c fails for good again, so the browser sees the failed workflow.
+"${psql[@]}" >/dev/null -c "SELECT pgjq.fail(id, 'w', '<script>window.pgjqInjected = 5</script> out of memory')
+                              FROM pgjq.claim_job_batch('w', ARRAY['resize'], 10, 'media')"
+[ "$(workflow_status "$thumbnails")" = failed ] || fail "the workflow did not fail again: $(step_states "$thumbnails")"
+expected_steps=$("${psql[@]}" -c "SELECT jsonb_object_agg(step_name, status) FROM pgjq.workflow_steps($thumbnails)")
+expected_edges=$("${psql[@]}" -c "SELECT jsonb_agg(jsonb_build_array(d, step_name)) FROM pgjq.workflow_steps($thumbnails), unnest(depends_on) d")
 "$python" scripts/web_browser_test.py admin "$url" "$failed_job" "$artefacts/dashboard.png" || fail "the admin's page (above)"
+"$python" scripts/web_browser_test.py workflow "$url" "$thumbnails" "$expected_steps" "$expected_edges" "$nightly" \
+  "$artefacts/workflow.png" || fail "the admin's workflow page (above)"
+[ "$(workflow_status "$nightly")" = cancelled ] && [ "$(step_states "$nightly")" = "export=cancelled,upload=cancelled" ] \
+  || fail "the admin's cancel in the page: $(workflow_status "$nightly"), $(step_states "$nightly")"; ok
+[ -s "$artefacts/workflow.png" ] || fail "no screenshot of the workflow"; ok
 [ "$(status_of "$failed_job")" = pending ] || fail "the admin's retry did not make the job pending"; ok
 [ -s "$artefacts/dashboard.png" ] || fail "no screenshot"; ok
 out=$(request GET "$base/api/history")
-history() { "$python" -c "import json, sys; h = json.loads(sys.stdin.read().split(chr(10), 3)[3]); print($1)" <<<"$out"; }
-[ "$(history "len(h['samples']) > 1")" = True ] || fail "the charts' history holds no samples: $out"; ok
+[ "$(json_of "len(d['samples']) > 1")" = True ] || fail "the charts' history holds no samples: $out"; ok
 # The 3 completed jobs and the failed one were claimed: their wait and run times are in the histograms.
-[ "$(history "h['samples'][-1]['queues']['mail']['run_jobs']")" = 4 ] || fail "the history has no run times: $out"; ok
+[ "$(json_of "d['samples'][-1]['queues']['mail']['run_jobs']")" = 4 ] || fail "the history has no run times: $out"; ok
 
 # Slow clients: 16 connections sending their request a byte a second hold no handler the token-holder needs;
 # those that stop sending are closed. (With a handful of handlers and no read timeout, they held them all.)

@@ -118,6 +118,41 @@ nlohmann::json to_json(const maintenance_duty &d)
           {"last_error", optional_json(d.last_error)}};
 }
 
+nlohmann::json to_json(const workflow_info &w)
+{
+  return {{"id", w.id},
+          {"name", w.name},
+          {"key", optional_json(w.key)},
+          {"status", w.status},
+          {"on_failure", w.on_failure},
+          {"steps_total", w.steps_total},
+          {"steps_finished", w.steps_finished},
+          {"steps_failed", w.steps_failed},
+          {"started_by", w.started_by},
+          {"parent_job", optional_json(w.parent_job)},
+          {"created_at", format_time(w.created_at)},
+          {"finished_at", optional_time(w.finished_at)}};
+}
+
+nlohmann::json to_json(const workflow_step &s)
+{
+  return {{"name", s.name},
+          {"job_id", s.job_id},
+          {"queue", s.queue},
+          {"type", s.job_type},
+          {"status", std::string(to_string(s.status))},
+          {"depends_on", s.depends_on},
+          {"attempts", s.attempts},
+          {"max_attempts", s.max_attempts},
+          {"last_error", optional_json(s.last_error)},
+          {"result", s.result_text ? nlohmann::json::parse(*s.result_text) : nlohmann::json(nullptr)},
+          {"run_at", optional_time(s.run_at)},
+          {"created_at", optional_time(s.created_at)},
+          {"started_at", optional_time(s.started_at)},
+          {"finished_at", optional_time(s.finished_at)},
+          {"waiting_for", optional_json(s.waiting_for)}};
+}
+
 nlohmann::json to_json(const queue_latency &l)
 {
   return {{"queue", l.queue},

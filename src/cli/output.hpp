@@ -22,6 +22,8 @@ nlohmann::json to_json(const queue_stats &s);
 nlohmann::json to_json(const schedule_info &s);
 nlohmann::json to_json(const maintenance_duty &d);
 nlohmann::json to_json(const queue_latency &l);
+nlohmann::json to_json(const workflow_info &w);
+nlohmann::json to_json(const workflow_step &s);
 
 // A listing as a JSON array of to_json(item).
 template <typename Items> nlohmann::json json_array(const Items &items)

@@ -30,6 +30,7 @@ namespace
 
 constexpr auto k_history_span = std::chrono::hours(1);
 constexpr const char *k_token_cookie = "pgjq_token";
+constexpr std::size_t k_preview_bytes = 200; // of a workflow step's result, as the page shows it
 
 std::string cookie(const httplib::Request &request, const std::string &name)
 {
@@ -56,7 +57,8 @@ void refuse(httplib::Response &response, int status, const std::string &why)
   reply(response, status, {{"error", why}});
 }
 
-std::int64_t job_id_of(const httplib::Request &request) { return std::stoll(request.matches[1].str()); }
+// The id in the path (a job's or a workflow's: the pattern's first group).
+std::int64_t id_of(const httplib::Request &request) { return std::stoll(request.matches[1].str()); }
 
 class dashboard
 {
@@ -101,7 +103,7 @@ public:
     get(server, R"(/api/jobs/(\d{1,18}))",
         [](connection &db, const httplib::Request &rq) -> nlohmann::json
         {
-          const std::optional<job> j = db.get_job(job_id_of(rq));
+          const std::optional<job> j = db.get_job(id_of(rq));
           if (!j)
             throw job_not_found("job " + rq.matches[1].str() + " does not exist (or this role may not read it)",
                                 "P0002");
@@ -110,13 +112,13 @@ public:
     post(server, R"(/api/jobs/(\d{1,18})/retry)",
          [](connection &db, const httplib::Request &rq) -> nlohmann::json
          {
-           db.retry(job_id_of(rq));
+           db.retry(id_of(rq));
            return {{"done", "job " + rq.matches[1].str() + " is pending again"}};
          });
     post(server, R"(/api/jobs/(\d{1,18})/cancel)",
          [](connection &db, const httplib::Request &rq) -> nlohmann::json
          {
-           if (!db.cancel(job_id_of(rq)))
+           if (!db.cancel(id_of(rq)))
              throw wrong_state("job " + rq.matches[1].str() + " had already finished", "55000");
            return {{"done", "job " + rq.matches[1].str() + " is cancelled"}};
          });
@@ -127,6 +129,23 @@ public:
            const bool pause = rq.matches[2].str() == "pause";
            pause ? db.pause_queue(queue) : db.resume_queue(queue);
            return {{"done", "queue " + queue + (pause ? " paused" : " resumed")}};
+         });
+    get(server, "/api/workflows", [](connection &db, const httplib::Request &rq) { return list_workflows(db, rq); });
+    get(server, R"(/api/workflows/(\d{1,18}))",
+        [](connection &db, const httplib::Request &rq) { return show_workflow(db, id_of(rq)); });
+    post(server, R"(/api/workflows/(\d{1,18})/cancel)",
+         [](connection &db, const httplib::Request &rq) -> nlohmann::json
+         {
+           const std::int64_t steps = db.cancel_workflow(id_of(rq));
+           return {{"done", "workflow " + rq.matches[1].str() + " is cancelled (" + std::to_string(steps) +
+                                " unfinished steps cancelled)"}};
+         });
+    post(server, R"(/api/workflows/(\d{1,18})/retry)",
+         [](connection &db, const httplib::Request &rq) -> nlohmann::json
+         {
+           const std::int64_t steps = db.retry_workflow(id_of(rq));
+           return {{"done", "workflow " + rq.matches[1].str() + ": " + std::to_string(steps) +
+                                " failed or cancelled steps are pending again"}};
          });
     get(server, "/api/schedules", [](connection &db, const httplib::Request &) { return json_array(db.schedules()); });
     get(server, "/api/maintenance",
@@ -260,6 +279,49 @@ private:
       throw bad_argument("limit and offset are whole numbers", "22023");
     }
     return json_array(db.jobs(l));
+  }
+
+  static nlohmann::json list_workflows(connection &db, const httplib::Request &rq)
+  {
+    int limit = 50;
+    try
+    {
+      if (rq.has_param("limit"))
+        limit = std::stoi(rq.get_param_value("limit"));
+    }
+    catch (const std::logic_error &)
+    {
+      throw bad_argument("limit is a whole number", "22023");
+    }
+    return json_array(db.workflows(std::nullopt, limit));
+  }
+
+  // The workflow and its steps, each step's result cut to a preview of its text as the server wrote it: a
+  // fan-out of many steps with large results would otherwise make every refresh of the page carry them all.
+  static nlohmann::json show_workflow(connection &db, std::int64_t id)
+  {
+    const std::optional<workflow_info> w = db.get_workflow(id);
+    if (!w)
+      throw job_not_found("workflow " + std::to_string(id) + " does not exist (or this role may not read it)", "P0002");
+    nlohmann::json steps = nlohmann::json::array();
+    for (const workflow_step &s : db.workflow_steps(id))
+    {
+      nlohmann::json step = to_json(s);
+      step["result"] = s.result_text ? nlohmann::json(preview(*s.result_text)) : nlohmann::json(nullptr);
+      steps.push_back(std::move(step));
+    }
+    return {{"workflow", to_json(*w)}, {"steps", steps}};
+  }
+
+  // The first k_preview_bytes of text, cut at a character boundary, with "…" when cut.
+  static std::string preview(const std::string &text)
+  {
+    if (text.size() <= k_preview_bytes)
+      return text;
+    std::size_t end = k_preview_bytes;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+      --end; // a continuation byte: back to the start of its character
+    return text.substr(0, end) + "\u2026";
   }
 
   void get(httplib::Server &server, const std::string &pattern, call what)

@@ -512,4 +512,41 @@ std::int64_t connection::delete_jobs(const std::string &queue, const job_filter 
   return count ? *count : 0;
 }
 
+// Workflows --------------------------------------------------------------------------------------------
+
+std::vector<workflow_info> connection::workflows(const std::optional<std::string> &status, int limit)
+{
+  if (limit < 1 || limit > 10000)
+    throw bad_argument("pgjq::connection::workflows: limit " + std::to_string(limit) + " is not between 1 and 10000",
+                       "22023");
+  detail::result res = run(calls::workflows, {status, text(static_cast<std::int64_t>(limit))});
+  return read_all(res, detail::read_workflow);
+}
+
+std::optional<workflow_info> connection::get_workflow(std::int64_t workflow_id)
+{
+  detail::result res = run(calls::workflow_one, {text(workflow_id)});
+  if (res.rows() == 0)
+    return std::nullopt;
+  return detail::read_workflow(res, 0);
+}
+
+std::vector<workflow_step> connection::workflow_steps(std::int64_t workflow_id)
+{
+  detail::result res = run(calls::workflow_steps, {text(workflow_id)});
+  return read_all(res, detail::read_workflow_step);
+}
+
+std::int64_t connection::cancel_workflow(std::int64_t workflow_id)
+{
+  const auto count = single_int(run(calls::cancel_workflow, {text(workflow_id)}));
+  return count ? *count : 0;
+}
+
+std::int64_t connection::retry_workflow(std::int64_t workflow_id)
+{
+  const auto count = single_int(run(calls::retry_workflow, {text(workflow_id)}));
+  return count ? *count : 0;
+}
+
 } // namespace pgjq

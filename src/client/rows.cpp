@@ -143,5 +143,46 @@ queue_stats read_stats(const result &res, int row)
   return s;
 }
 
+workflow_info read_workflow(const result &res, int row)
+{
+  workflow_info w;
+  w.id = parse_int64(res.view(row, 0));
+  w.name = res.text(row, 1);
+  w.key = optional_text(res, row, 2);
+  w.status = res.text(row, 3);
+  w.on_failure = res.text(row, 4);
+  w.steps_total = static_cast<int>(parse_int64(res.view(row, 5)));
+  w.steps_finished = static_cast<int>(parse_int64(res.view(row, 6)));
+  w.steps_failed = static_cast<int>(parse_int64(res.view(row, 7)));
+  w.started_by = res.text(row, 8);
+  if (!res.is_null(row, 9))
+    w.parent_job = parse_int64(res.view(row, 9));
+  w.created_at = parse_epoch(res.view(row, 10));
+  w.finished_at = optional_epoch(res, row, 11);
+  return w;
+}
+
+workflow_step read_workflow_step(const result &res, int row)
+{
+  workflow_step s;
+  s.name = res.text(row, 0);
+  s.job_id = parse_int64(res.view(row, 1));
+  s.queue = res.text(row, 2);
+  s.job_type = res.text(row, 3);
+  s.status = parse_job_status(res.view(row, 4));
+  if (!res.is_null(row, 5))
+    s.depends_on = nlohmann::json::parse(res.view(row, 5)).get<std::vector<std::string>>();
+  s.attempts = static_cast<int>(parse_int64(res.view(row, 6)));
+  s.max_attempts = static_cast<int>(parse_int64(res.view(row, 7)));
+  s.last_error = optional_text(res, row, 8);
+  s.result_text = optional_text(res, row, 9);
+  s.run_at = optional_epoch(res, row, 10);
+  s.created_at = optional_epoch(res, row, 11);
+  s.started_at = optional_epoch(res, row, 12);
+  s.finished_at = optional_epoch(res, row, 13);
+  s.waiting_for = optional_text(res, row, 14);
+  return s;
+}
+
 } // namespace detail
 } // namespace pgjq

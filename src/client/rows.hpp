@@ -27,6 +27,17 @@ namespace pgjq::detail
   "scheduled_by, extract(epoch from next_run), extract(epoch from retry_at), failures, extract(epoch from last_run), " \
   "last_job_id, last_error, extract(epoch from last_error_at), jobs_enqueued, firings_missed"
 
+// Columns of pgjq.workflows (0.3.0) read by read_workflow.
+#define PGJQ_WORKFLOW_COLUMNS                                                                                          \
+  "id, workflow_name, workflow_key, status, on_failure, steps_total, steps_finished, steps_failed, "                   \
+  "started_by::text, parent_job, extract(epoch from created_at), extract(epoch from finished_at)"
+
+// Columns of pgjq.workflow_steps(id) (0.3.0) read by read_workflow_step.
+#define PGJQ_WORKFLOW_STEP_COLUMNS                                                                                     \
+  "step_name, job_id, queue_name, job_type, status, to_jsonb(depends_on)::text, attempts, max_attempts, last_error, "  \
+  "result, extract(epoch from run_at), extract(epoch from created_at), extract(epoch from started_at), "               \
+  "extract(epoch from finished_at), waiting_for"
+
 job read_job(const result &res, int row);
 schedule_info read_schedule(const result &res, int row);
 // The columns of calls::maintenance, in its order.
@@ -34,5 +45,7 @@ maintenance_duty read_maintenance_duty(const result &res, int row);
 // The columns of calls::latency, in its order.
 queue_latency read_latency(const result &res, int row);
 queue_stats read_stats(const result &res, int row);
+workflow_info read_workflow(const result &res, int row);
+workflow_step read_workflow_step(const result &res, int row);
 
 } // namespace pgjq::detail

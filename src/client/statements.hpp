@@ -275,6 +275,22 @@ inline constexpr statement next_firings{
     "pgjq_next_firings",
     "SELECT extract(epoch from f) FROM pgjq.next_firings($1, $2, coalesce($3, now()), $4) f",
     {{"cron", text}, {"time_zone", text}, {"after", timestamptz}, {"count", int4}}};
+
+// Workflows (0.3.0)
+inline constexpr statement workflows{"pgjq_workflows",
+                                     "SELECT " PGJQ_WORKFLOW_COLUMNS " FROM pgjq.workflows"
+                                     " WHERE ($1::text IS NULL OR status = $1) ORDER BY id DESC LIMIT $2",
+                                     {{"status", text}, {"limit", int4}}};
+inline constexpr statement workflow_one{
+    "pgjq_workflow_one", "SELECT " PGJQ_WORKFLOW_COLUMNS " FROM pgjq.workflows WHERE id = $1", {{"workflow_id", int8}}};
+inline constexpr statement workflow_steps{"pgjq_workflow_steps",
+                                          "SELECT " PGJQ_WORKFLOW_STEP_COLUMNS
+                                          " FROM pgjq.workflow_steps($1) ORDER BY job_id",
+                                          {{"workflow_id", int8}}};
+inline constexpr statement cancel_workflow{
+    "pgjq_cancel_workflow", "SELECT pgjq.cancel_workflow($1)", {{"workflow_id", int8}}};
+inline constexpr statement retry_workflow{
+    "pgjq_retry_workflow", "SELECT pgjq.retry_workflow($1)", {{"workflow_id", int8}}};
 } // namespace calls
 
 } // namespace pgjq::detail

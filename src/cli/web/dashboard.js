@@ -9,7 +9,7 @@ const csrf = meta('pgjq-csrf');
 const refreshMs = Number(meta('pgjq-refresh-ms')) || 2000;
 const SVG = 'http://www.w3.org/2000/svg';
 
-const view = { queue: null, previous: null, shownJob: null };
+const view = { queue: null, previous: null, shownJob: null, shownWorkflow: null, workflowDrawn: null };
 
 function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -206,6 +206,169 @@ async function refreshJob() {
   panel.hidden = false;
 }
 
+async function refreshWorkflows() {
+  const note = document.getElementById('workflows-note');
+  let workflows;
+  try {
+    workflows = await api('/api/workflows?limit=50');
+    note.hidden = true;
+  } catch (e) {
+    // e.g. a database whose pgjq predates workflows (0.3.0): said here, the rest of the page goes on
+    note.textContent = e.message;
+    note.hidden = false;
+    fill('workflows', []);
+    return;
+  }
+  fill('workflows', workflows.map((w) => el('tr', { 'data-workflow': w.id, class: w.id === view.shownWorkflow ? 'selected' : '' },
+    el('td', {}, el('button', { class: 'link', type: 'button', 'data-action': 'show', 'data-workflow': w.id, onclick: () => showWorkflow(w.id) }, w.id)),
+    cell(w.name), cell(w.key || ''), cell(w.status, `status-${w.status}`), num(`${w.steps_finished}/${w.steps_total}`),
+    num(w.steps_failed), cell(w.started_by), cell(time(w.created_at)), cell(time(w.finished_at)),
+    el('td', {}, ...workflowActions(w)))));
+}
+
+// Cancel while it runs, retry once steps failed or were cancelled; each asks first, as both change many jobs.
+// Shown to every role, as the job buttons are: the database decides, and refuses a role that is no admin.
+function workflowActions(w) {
+  const button = (action, question) => el('button', {
+    type: 'button', 'data-action': action, 'data-workflow': w.id,
+    onclick: () => {
+      if (window.confirm(question)) act(`/api/workflows/${w.id}/${action}`);
+    },
+  }, action);
+  const buttons = [];
+  if (w.status === 'running' || w.status === 'waiting')
+    buttons.push(button('cancel', `Cancel workflow ${w.id} (${w.name})? Its ${w.steps_total - w.steps_finished} unfinished steps are cancelled.`));
+  if (w.status === 'failed' || w.status === 'cancelled' || w.steps_failed > 0)
+    buttons.push(button('retry', `Retry workflow ${w.id} (${w.name})? Its failed and cancelled steps run again, and the steps after them wait for them again.`));
+  return buttons;
+}
+
+async function showWorkflow(id) {
+  view.shownWorkflow = id;
+  try {
+    await refreshWorkflow();
+  } catch (e) {
+    say(e.message, true);
+  }
+}
+
+// A step's job, in the job panel (further up the page).
+async function showStepJob(id) {
+  await showJob(id);
+  document.getElementById('job-detail').scrollIntoView();
+}
+
+async function refreshWorkflow() {
+  const panel = document.getElementById('workflow-detail');
+  if (view.shownWorkflow == null) {
+    panel.hidden = true;
+    return;
+  }
+  const shown = await api(`/api/workflows/${view.shownWorkflow}`);
+  // Drawn again only when something changed, so that a box under the pointer keeps its tooltip.
+  const drawn = JSON.stringify(shown);
+  if (drawn === view.workflowDrawn && !panel.hidden) return;
+  view.workflowDrawn = drawn;
+  const { workflow: w, steps } = shown;
+  document.getElementById('workflow-id').textContent = `${w.id} ${w.name} (${w.status}, ${w.steps_finished} of ${w.steps_total} steps done)`;
+  document.getElementById('workflow-actions').replaceChildren(...workflowActions(w));
+  document.getElementById('workflow-graph').replaceChildren(graph(steps));
+  fill('workflow-steps', steps.map((s) => el('tr', { 'data-step': s.name, 'data-state': s.status },
+    cell(s.name),
+    el('td', {}, el('button', { class: 'link', type: 'button', onclick: () => showStepJob(s.job_id) }, s.job_id)),
+    cell(s.queue), cell(s.type), cell(s.status, `status-${s.status}`), num(`${s.attempts}/${s.max_attempts}`),
+    cell(s.waiting_for || ''), cell(s.depends_on.join(', ')), cell(s.last_error || '', 'error'),
+    cell(s.result == null ? '' : s.result, 'result'))));
+  panel.hidden = false;
+}
+
+const GRAPH_MAX_STEPS = 400; // beyond, the table alone lists them: a drawing that large shows nothing
+
+// Each step's depth: 0 for one that waits for nothing, else one more than its deepest dependency.
+function depths(steps) {
+  const byName = new Map(steps.map((s) => [s.name, s]));
+  const depth = new Map();
+  const visit = (s, path) => {
+    if (depth.has(s.name)) return depth.get(s.name);
+    if (path.has(s.name)) return 0; // a cycle, which start_workflow refuses: drawn flat rather than looping
+    path.add(s.name);
+    const parents = s.depends_on.filter((n) => byName.has(n)).map((n) => visit(byName.get(n), path));
+    path.delete(s.name);
+    const d = parents.length ? Math.max(...parents) + 1 : 0;
+    depth.set(s.name, d);
+    return d;
+  };
+  steps.forEach((s) => visit(s, new Set()));
+  return depth;
+}
+
+// The steps as boxes coloured by state, one column per depth (left to right), each column ordered by where
+// its steps' dependencies stand (fewer crossings), and an arrow from each dependency to the step after it.
+function graph(steps) {
+  if (steps.length > GRAPH_MAX_STEPS)
+    return el('p', { class: 'note' }, `${steps.length} steps: too many to draw; the table lists them.`);
+  const W = 170, H = 44, GAP_X = 56, GAP_Y = 12, PAD = 8;
+  const depth = depths(steps);
+  const columns = [];
+  steps.forEach((s) => (columns[depth.get(s.name)] ||= []).push(s));
+  const row = new Map();
+  columns.forEach((column) => {
+    const weight = (s) => {
+      const at = s.depends_on.filter((n) => row.has(n)).map((n) => row.get(n));
+      return at.length ? at.reduce((a, b) => a + b, 0) / at.length : -1;
+    };
+    column.sort((a, b) => weight(a) - weight(b) || a.job_id - b.job_id);
+    column.forEach((s, i) => row.set(s.name, i));
+  });
+  const tallest = Math.max(1, ...columns.map((c) => c.length));
+  const place = new Map();
+  columns.forEach((column, d) => {
+    const offset = ((tallest - column.length) * (H + GAP_Y)) / 2;
+    column.forEach((s, i) => place.set(s.name, { x: PAD + d * (W + GAP_X), y: PAD + offset + i * (H + GAP_Y) }));
+  });
+  const width = PAD * 2 + columns.length * (W + GAP_X) - GAP_X, height = PAD * 2 + tallest * (H + GAP_Y) - GAP_Y;
+  const svg = svgEl('svg', { class: 'workflow-graph', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
+    'aria-label': `${steps.length} steps` });
+  const defs = svgEl('defs');
+  const marker = svgEl('marker', { id: 'workflow-arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 7,
+    markerHeight: 7, orient: 'auto-start-reverse' });
+  marker.append(svgEl('path', { d: 'M0,0 L10,5 L0,10 z' }));
+  defs.append(marker);
+  svg.append(defs);
+  const byName = new Map(steps.map((s) => [s.name, s]));
+  for (const s of steps)
+    for (const parent of s.depends_on.filter((n) => place.has(n))) {
+      const a = place.get(parent), b = place.get(s.name);
+      const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2, mid = (x1 + x2) / 2;
+      svg.append(svgEl('path', {
+        class: `edge${byName.get(parent).status === 'completed' ? ' done' : ''}`, 'data-from': parent, 'data-to': s.name,
+        d: `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`, 'marker-end': 'url(#workflow-arrow)',
+      }));
+    }
+  for (const s of steps) {
+    const { x, y } = place.get(s.name);
+    const box = svgEl('g', { class: `step state-${s.status}`, 'data-step': s.name, 'data-state': s.status,
+      transform: `translate(${x},${y})` });
+    box.addEventListener('click', () => showStepJob(s.job_id));
+    const tip = svgEl('title');
+    tip.textContent = `${s.name}: ${s.status}${s.waiting_for ? `, waiting for ${s.waiting_for}` : ''} (job ${s.job_id})`;
+    const name = svgEl('text', { x: 8, y: 18, class: 'name' });
+    name.textContent = s.name.length > 24 ? `${s.name.slice(0, 23)}…` : s.name;
+    const state = svgEl('text', { x: 8, y: 35, class: 'state' });
+    state.textContent = [s.status, s.waiting_for, s.attempts > 1 ? `attempt ${s.attempts}/${s.max_attempts}` : null]
+      .filter(Boolean).join(' · ');
+    box.append(tip, svgEl('rect', { width: W, height: H, rx: 5 }), name, state);
+    svg.append(box);
+  }
+  return el('div', { class: 'graph' }, svg);
+}
+
+function svgEl(tag, attributes = {}) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  return node;
+}
+
 async function refreshSchedules() {
   const schedules = await api('/api/schedules');
   fill('schedules', schedules.map((s) => el('tr', {}, cell(s.name), cell(s.cron), cell(s.time_zone), cell(s.queue),
@@ -232,7 +395,7 @@ async function refresh() {
   if (refreshing) return refreshing;
   refreshing = (async () => {
     const results = await Promise.allSettled([refreshQueues(), refreshCharts(), refreshJobs(), refreshJob(),
-      refreshSchedules(), refreshMaintenance()]);
+      refreshWorkflows(), refreshWorkflow(), refreshSchedules(), refreshMaintenance()]);
     const failure = results.find((r) => r.status === 'rejected');
     if (failure) say(failure.reason.message, true);
     document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
@@ -247,6 +410,10 @@ async function refresh() {
 document.getElementById('job-state').addEventListener('change', refresh);
 document.getElementById('job-close').addEventListener('click', () => {
   view.shownJob = null;
+  refresh();
+});
+document.getElementById('workflow-close').addEventListener('click', () => {
+  view.shownWorkflow = null;
   refresh();
 });
 refresh();

@@ -217,6 +217,20 @@ public:
   // Finished jobs deleted from the history.
   std::int64_t delete_jobs(const std::string &queue, const job_filter &filter = {});
 
+  // Workflows (0.3.0) ----------------------------------------------------------------------------------
+  // The workflows this role may read (pgjq.workflows), newest first; status (running, waiting, completed,
+  // failed, cancelled) unset: any. Throws bad_argument for a limit outside 1-10000.
+  std::vector<workflow_info> workflows(const std::optional<std::string> &status = std::nullopt, int limit = 50);
+  // Empty for an unknown workflow or one this role may not read.
+  std::optional<workflow_info> get_workflow(std::int64_t workflow_id);
+  // Its steps, by job id (empty for an unknown or unreadable workflow).
+  std::vector<workflow_step> workflow_steps(std::int64_t workflow_id);
+  // pgjq.cancel_workflow: its unfinished steps cancelled; returns how many.
+  std::int64_t cancel_workflow(std::int64_t workflow_id);
+  // pgjq.retry_workflow: its failed and cancelled steps back to pending (their dependents wait again);
+  // returns how many.
+  std::int64_t retry_workflow(std::int64_t workflow_id);
+
   // Runs a statement without parameters (BEGIN, COMMIT, SET ...). For the caller's own SQL, not the queue's.
   void execute(const std::string &sql);
 

@@ -215,6 +215,42 @@ struct schedule_info
   std::int64_t firings_missed = 0; // firings that got no job of their own (skipped, or coalesced into one)
 };
 
+// One row of the pgjq.workflows view (0.3.0): a workflow started with pgjq.start_workflow and how far its
+// steps are.
+struct workflow_info
+{
+  std::int64_t id = 0;
+  std::string name;
+  std::optional<std::string> key;
+  std::string status;     // running, waiting (every unfinished step waits for an event or a time), completed,
+                          // failed or cancelled
+  std::string on_failure; // fail, continue or ignore
+  int steps_total = 0, steps_finished = 0, steps_failed = 0;
+  std::string started_by;
+  std::optional<std::int64_t> parent_job; // the step that started it as a sub-workflow
+  time_point created_at{};
+  std::optional<time_point> finished_at;
+};
+
+// One step of a workflow, as pgjq.workflow_steps(id) returns it (0.3.0): the job that runs it.
+struct workflow_step
+{
+  std::string name;
+  std::int64_t job_id = 0;
+  std::string queue;
+  std::string job_type;
+  job_status status = job_status::pending;
+  std::vector<std::string> depends_on; // the names of the steps it waits for, sorted
+  int attempts = 0;
+  int max_attempts = 0;
+  std::optional<std::string> last_error;
+  std::optional<std::string> result_text; // JSON
+  std::optional<time_point> run_at, created_at, started_at, finished_at;
+  // Empty, or what it waits for: "steps" (its dependencies), "event NAME", "sleep" (a durable sleep) or
+  // "time" (a retry's delay).
+  std::optional<std::string> waiting_for;
+};
+
 // Which jobs retry_failed, cancel_jobs and delete_jobs take, besides their queue. Unset: any.
 struct job_filter
 {

@@ -1,8 +1,10 @@
 # Upgrading in place. A database created at 0.1.0 is served by this library as it is (every 0.1.0 SQL
-# function and the maintenance worker work on it), then ALTER EXTENSION pgjq UPDATE brings it to the
-# current version with nothing lost: every job keeps its id, state, times and result, new ids continue
-# after the old ones, the backpressure counters equal the real counts, and the queues drain. Afterwards its
-# schema (objects, grants, comments, dump registrations) is identical to a fresh CREATE EXTENSION pgjq.
+# function and the maintenance worker work on it), then ALTER EXTENSION pgjq UPDATE TO each version of the
+# update path in turn (0.2.0, 0.3.0, ...), with jobs held across each step, brings it to the current
+# version with nothing lost: every job keeps its id, state, times and result, new ids continue after the
+# old ones, the backpressure counters equal the real counts, a workflow runs, and the queues drain.
+# Afterwards its schema (objects, grants, comments, dump registrations) is identical to a fresh CREATE
+# EXTENSION pgjq.
 use strict;
 use warnings;
 use FindBin;
@@ -135,7 +137,7 @@ like($log, qr/HINT:\s+Run ALTER EXTENSION pgjq UPDATE in database "upgraded"/, '
 is($sql->(q{SELECT errors FROM pgjq.worker_status() WHERE datname = 'upgraded'}), '0',
 	'and no duty fails on the 0.1.0 database');
 
-# --- ALTER EXTENSION pgjq UPDATE ----------------------------------------------------------------------
+# --- ALTER EXTENSION pgjq UPDATE, one version at a time -------------------------------------------------
 # The columns 0.1.0 has (0.2.0 adds enqueued_by and claimed_by, NULL for the jobs of 0.1.0).
 my $jobs_query = q{SELECT string_agg(format('%s', (id, queue_name, job_type, priority, status, payload, result, run_at,
                      unique_key, progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at,
@@ -145,13 +147,39 @@ my $jobs_query = q{SELECT string_agg(format('%s', (id, queue_name, job_type, pri
 my $queues_query = q{SELECT string_agg(format('%s', (queue_name, max_pending, fifo, max_attempts, lease, retry_base,
                        retry_cap, retention, keep_completed, paused, created_at)), E'\n' ORDER BY queue_name)
                        FROM pgjq.queues q};
-my $jobs_before = $sql->($jobs_query);
-my $queues_before = $sql->($queues_query);
 my $max_id = $sql->(q{SELECT max(id) FROM pgjq.jobs});
-$sql->(q{ALTER EXTENSION pgjq UPDATE});
-is($sql->(q{SELECT extversion FROM pg_extension WHERE extname = 'pgjq'}), $current, "updated to $current");
-is($sql->($jobs_query), $jobs_before, 'every job is still there with its id, state, times and result');
-is($sql->($queues_query), $queues_before, 'every queue keeps its settings');
+# Every step of the update path, each with jobs in flight: those claimed at 0.1.0 (claimed, running, next)
+# stay held across all of them, and each version between claims one more, completed at the end.
+my $path = $sql->("SELECT path FROM pg_extension_update_paths('pgjq') WHERE source = '0.1.0' AND target = '$current'");
+like($path, qr/^0\.1\.0--0\.2\.0--/, "the update walks 0.1.0 -> 0.2.0 -> ... -> $current ($path)");
+my @versions = split /--/, $path;
+shift @versions;
+my @held_between;
+for my $version (@versions)
+{
+	my $jobs_before = $sql->($jobs_query);
+	my $queues_before = $sql->($queues_query);
+	$sql->("ALTER EXTENSION pgjq UPDATE TO '$version'");
+	is($sql->(q{SELECT extversion FROM pg_extension WHERE extname = 'pgjq'}), $version, "updated to $version");
+	is($sql->($jobs_query), $jobs_before, "$version: every job is still there with its id, state, times and result");
+	is($sql->($queues_query), $queues_before, "$version: every queue keeps its settings");
+	is($sql->(q{SELECT count(*) FROM pgjq.live_jobs WHERE status IN ('claimed', 'running') AND worker_id IN ('w1', 'w2')}),
+		'3', "$version: the jobs claimed at 0.1.0 are still held");
+	next if $version eq $current;
+	# served at this version: a job claimed now stays in flight across the next update, and the maintenance
+	# worker recovers an expired lease
+	my $held = $sql->("SELECT pgjq.enqueue('held_$version', '{}', queue_name => 'mail')");
+	is($sql->("SELECT id FROM pgjq.claim_job_batch('w5', ARRAY['held_$version'], 1, 'mail')"), $held,
+		"$version: claim_job_batch");
+	push @held_between, $held;
+	my $expiring = $sql->("SELECT pgjq.enqueue('short_$version', '{}', queue_name => 'short')");
+	is($sql->("SELECT id FROM pgjq.claim_job_batch('gone', ARRAY['short_$version'], 1, 'short')"), $expiring,
+		"$version: a lease to expire");
+	$node->poll_query_until('upgraded', "SELECT status = 'pending' AND attempts = 1 FROM pgjq.live_jobs WHERE id = $expiring")
+	  or die "the maintenance worker did not recover the lease in the $version database";
+	pass("the maintenance worker recovers an expired lease at $version");
+}
+like($path, qr/--0\.3\.0(--|$)/, 'through 0.3.0, the workflows');
 
 my $counters = q{
 	SELECT count(*) FROM pgjq.queues q
@@ -175,8 +203,37 @@ is($sql->(q{SET ROLE app_producer; SELECT pgjq.enqueue('granted', '{}', queue_na
 my $new = $sql->(q{SELECT pgjq.enqueue('after', '{}', queue_name => 'mail')});
 ok($new > $max_id, "a new job's id ($new) continues after the old ones ($max_id)");
 
+# A workflow in the updated database, started by the producer role and run by the worker role of 0.1.0:
+# a, then b and c, then a join that reads both results.
+$sql->(q{SELECT pgjq.create_queue('flow')});
+my $flow = $sql->(q{SET ROLE app_producer; SELECT pgjq.start_workflow('after-update', '[
+	{"name": "a", "job_type": "flow_a", "queue": "flow"},
+	{"name": "b", "job_type": "flow_b", "queue": "flow", "after": ["a"], "payload": {"n": 1}},
+	{"name": "c", "job_type": "flow_b", "queue": "flow", "after": ["a"], "payload": {"n": 2}},
+	{"name": "join", "job_type": "flow_join", "queue": "flow", "after": ["b", "c"]}]')});
+like($flow, qr/^\d+$/, 'a workflow starts in the updated database');
+my $run_steps = sub {
+	my ($type, $result) = @_;
+	$sql->("SET ROLE app_worker; SELECT pgjq.complete(id, 'flow', $result) FROM pgjq.claim_job_batch('flow', ARRAY['$type'], 10, 'flow')");
+	return $sql->("SELECT string_agg(step_name || ' ' || status, ', ' ORDER BY step_name) FROM pgjq.workflow_steps($flow)");
+};
+is($run_steps->('flow_a', q{'{}'}), 'a completed, b pending, c pending, join waiting', 'its first step runs');
+is($run_steps->('flow_b', q{jsonb_build_object('n', payload -> 'n')}), 'a completed, b completed, c completed, join pending',
+	'then its two middle steps');
+is($run_steps->('flow_join',
+		q{(SELECT jsonb_build_object('sum', sum((r.result ->> 'n')::integer), 'steps', string_agg(r.step_name, ','))
+		     FROM pgjq.step_results(id) r)}),
+	'a completed, b completed, c completed, join completed', 'then its join');
+is($sql->("SELECT status || ' ' || steps_finished || '/' || steps_total FROM pgjq.workflows WHERE id = $flow"),
+	'completed 4/4', 'and the workflow is completed');
+is($sql->("SELECT result FROM pgjq.workflow_steps($flow) WHERE step_name = 'join'"), '{"sum": 3, "steps": "b,c"}',
+	'the join read both results');
+
 # Drain: the holders finish what they hold, then every runnable job is claimed and completed.
 $sql->("SELECT pgjq.complete($id{claimed}, 'w1'); SELECT pgjq.complete($id{running}, 'w1'); SELECT pgjq.complete($id{next}, 'w2');");
+$sql->("SELECT pgjq.complete($_, 'w5')") for @held_between;
+is($sql->('SELECT count(*) FROM pgjq.finished_jobs WHERE status = \'completed\' AND worker_id = \'w5\' AND id IN (' . join(',', @held_between, 0) . ')'),
+	scalar(@held_between), 'the jobs claimed at the versions between are completed by their worker');
 $sql->(q{SELECT pgjq.resume_queue('held')});
 $sql->(q{UPDATE pgjq.live_jobs SET run_at = now() WHERE run_at > now()});   # the scheduled ones too
 my $drain = q{
@@ -201,7 +258,7 @@ $node->safe_psql('fresh', $grants);
 
 # pg_dump leaves an extension's objects out of ordinary dumps; in binary-upgrade mode it writes every
 # one of them, with its grants, comments and config-table registration. Left out of the comparison:
-# object ids and frozen xids, the job id sequence's position (data, checked above), and the registration
+# object ids and frozen xids, the job and workflow id sequences' positions (data), and the registration
 # line (its table oids differ; compared by name below).
 sub schema_of
 {
@@ -210,7 +267,7 @@ sub schema_of
 	IPC::Run::run([ 'pg_dump', '--schema-only', '--binary-upgrade', '--no-owner', '-d', $node->connstr($db) ],
 		'>', \$stdout, '2>', \$stderr) or die "pg_dump $db failed: $stderr";
 	my @lines = grep {
-		!/binary_upgrade_set_next_|binary_upgrade_create_empty_extension|^-- (Dumped|Started|Completed)|relfrozenxid|^WHERE oid = '\d+';$|pg_catalog\.setval\('pgjq\.job_id_seq'|^\\connect|^\\(un)?restrict /
+		!/binary_upgrade_set_next_|binary_upgrade_create_empty_extension|^-- (Dumped|Started|Completed)|relfrozenxid|^WHERE oid = '\d+';$|pg_catalog\.setval\('pgjq\.(job|workflow)_id_seq'|^\\connect|^\\(un)?restrict /
 	} split /\n/, $stdout;
 	return join("\n", @lines) . "\n";
 }

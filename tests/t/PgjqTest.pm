@@ -8,9 +8,10 @@ use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 
 our @EXPORT =
-  qw(new_node new_cluster new_synchronous_pair wait_for_server maintenance_pids wait_for_maintenance wait_for_no_maintenance ids_from schedule_fired_once);
+  qw(new_node new_cluster new_synchronous_pair wait_for_server maintenance_pids wait_for_maintenance wait_for_no_maintenance ids_from schedule_fired_once listen_for_jobs);
 
 # new_node(NAME, preload => 1, conf => "extra lines"): an initialized, started cluster. Fast naptimes
 # keep the tests short; each test overrides what it measures.
@@ -119,6 +120,20 @@ sub wait_for_no_maintenance
 	my ($node, $db) = @_;
 	return $node->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'pgjq maintenance' AND datname = '$db'");
+}
+
+# listen_for_jobs(NODE, QUEUE, COUNT, TIMEOUT, \$out, \$err): a worker that only LISTENs (tests/t/helpers/
+# pgjq_listen.c) for COUNT notifications of QUEUE within TIMEOUT seconds, started and listening; its
+# output (a line "<epoch seconds> QUEUE" per notification) goes to $out. Returns its IPC::Run handle.
+sub listen_for_jobs
+{
+	my ($node, $queue, $count, $timeout, $out, $err) = @_;
+	my $h = IPC::Run::start([ $ENV{PGJQ_LISTEN}, $node->connstr('postgres'), $queue, $count, $timeout ],
+		'>', $out, '2>', $err);
+	my $t = time;
+	IPC::Run::pump($h) until $$out =~ /ready/ || time - $t > 60;
+	die "the listener did not start: $$err" unless $$out =~ /ready/;
+	return $h;
 }
 
 # The job ids in lines "NOTICE:  <tag> <id>" of a psql stderr.

@@ -181,3 +181,13 @@ SELECT pgjq.start_workflow('bad', '[{"name": "a", "job_type": "t", "queue": "for
 SELECT count(*) = :workflows_before AS nothing_written FROM pgjq.workflows;
 SELECT count(*) AS stray_steps FROM pgjq.workflow_run_steps s
  WHERE NOT EXISTS (SELECT 1 FROM pgjq.workflow_runs w WHERE w.id = s.workflow_id);
+
+-- pruning: a finished workflow goes whole (its row, its steps' records, their edges); a running one stays
+SELECT count(*) AS running FROM pgjq.workflows WHERE finished_at IS NULL \gset
+SELECT count(*) > :running AS some_finished, :running > 0 AS some_running FROM pgjq.workflows;
+SELECT pgjq.prune('0') IS NOT NULL AS pruned;
+SELECT count(*) = :running AS only_running_left, bool_and(finished_at IS NULL) AS all_unfinished FROM pgjq.workflows;
+SELECT count(*) AS stray_steps FROM pgjq.workflow_run_steps s
+ WHERE NOT EXISTS (SELECT 1 FROM pgjq.workflow_runs w WHERE w.id = s.workflow_id);
+SELECT count(*) AS stray_edges FROM pgjq.workflow_edges e
+ WHERE NOT EXISTS (SELECT 1 FROM pgjq.workflow_run_steps s WHERE s.job_id = e.child_job);

@@ -1,7 +1,8 @@
-// housekeeping.cpp: recover_stale (expired leases) and prune (finished jobs past an age), for admins who
+// housekeeping.cpp: recover_stale (expired leases) and prune (finished jobs, and workflows, past an age), for admins who
 // run them by hand; the maintenance worker does both on its own (maintenance/lease_recovery.cpp, prune.cpp).
 #include "core/api_function.hpp"
 #include "core/leases.hpp"
+#include "core/workflows.hpp"
 #include "pg/args.hpp"
 #include "pg/spi.hpp"
 
@@ -35,6 +36,9 @@ PGJQ_API_FUNCTION(prune)
     SPI_connect();
     Datum values[1] = {IntervalPGetDatum(older_than)};
     uint64 pruned = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
+    // Workflows finished as long ago go too, whole (their count is not the jobs').
+    if (workflows_installed())
+        prune_workflows(PG_INT32_MAX, older_than);
     SPI_finish();
     PG_RETURN_INT64(static_cast<int64>(pruned));
 }

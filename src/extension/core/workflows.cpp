@@ -161,16 +161,17 @@ const plan_text k_unreleased = {
     "   AND l.status < 'pending'",
     0, {}};
 
-// A finished workflow goes whole: its row, its steps' rows, their edges and checkpoints, in one statement.
+// A finished workflow goes whole ($2: an age that replaces the workflows' retention, or NULL): its row, its steps' rows, their edges and checkpoints, in one statement.
 const plan_text k_prune = {
     "WITH doomed AS MATERIALIZED ("
-    "  SELECT id FROM pgjq.workflow_runs WHERE finished_at IS NOT NULL AND finished_at < now() - retention"
+    "  SELECT id FROM pgjq.workflow_runs"
+    "   WHERE finished_at IS NOT NULL AND finished_at < now() - coalesce($2, retention)"
     "   ORDER BY finished_at LIMIT $1 FOR UPDATE SKIP LOCKED),"
     " steps AS (DELETE FROM pgjq.workflow_run_steps s USING doomed d WHERE s.workflow_id = d.id RETURNING s.job_id),"
     " edges AS (DELETE FROM pgjq.workflow_edges e USING steps s WHERE e.child_job = s.job_id),"
     " checkpoints AS (DELETE FROM pgjq.checkpoints c USING steps s WHERE c.job_id = s.job_id)"
     " DELETE FROM pgjq.workflow_runs w USING doomed d WHERE w.id = d.id",
-    1, {INT4OID}};
+    2, {INT4OID, INTERVALOID}};
 // What outlived its job: checkpoints of jobs that are gone (not steps: those go with their workflow),
 // expired events, waits of jobs no longer live.
 const plan_text k_prune_leftovers = {
@@ -334,10 +335,11 @@ int64 note_unsettled_steps()
     return noted + static_cast<int64>(released);
 }
 
-int64 prune_workflows(int32 limit)
+int64 prune_workflows(int32 limit, const Interval* older_than)
 {
-    Datum values[1] = {Int32GetDatum(limit)};
-    uint64 pruned = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
+    Datum values[2] = {Int32GetDatum(limit), older_than ? IntervalPGetDatum(older_than) : (Datum) 0};
+    char nulls[2] = {' ', older_than ? ' ' : 'n'};
+    uint64 pruned = run_plan(saved_plan(&s_prune, k_prune), values, nulls);
     run_plan(saved_plan(&s_prune_leftovers, k_prune_leftovers), values, nullptr);
     return static_cast<int64>(pruned);
 }

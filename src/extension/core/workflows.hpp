@@ -36,9 +36,9 @@ void workflow_steps_revived(Datum ids);
 // (see k_release). Returns how many. Requires an SPI connection.
 int64 note_unsettled_steps();
 
-// The maintenance worker's prune: finished workflows past their retention, with their steps, edges and
-// checkpoints, at most `limit` workflows; the checkpoints of jobs gone, expired events and the waits of jobs
-// gone. Returns how many workflows went. Requires an SPI connection.
-int64 prune_workflows(int32 limit);
+// Prunes finished workflows past their retention (or, with `older_than`, finished longer ago than that),
+// with their steps, edges and checkpoints, at most `limit` workflows; and the checkpoints of jobs gone,
+// expired events and the waits of jobs gone. Returns how many workflows went. Requires an SPI connection.
+int64 prune_workflows(int32 limit, const Interval* older_than = nullptr);
 
 }  // namespace pgjq

@@ -43,11 +43,12 @@ const plan_text k_held = {
     " WHERE j.id = $1 AND j.worker_id = $2 AND j.status > 'pending'"
     PGJQ_HELD_BY_ROLE("j.", "$3") PGJQ_BEFORE_TIMEOUT("j.") " FOR NO KEY UPDATE OF j",
     3, {INT8OID, TEXTOID, REGROLEOID}};
-// The workflow of step $1, locked: the steps it gains are counted in its row, and are its starter's jobs.
+// The workflow of step $1: the steps it gains are its starter's jobs, counted in its row. Not locked here:
+// the workflow's row is locked after the steps' rows (k_existing), as a settlement locks them
+// (core/workflows.hpp), so that the two never wait for each other in opposite orders.
 const plan_text k_step_of = {
     "SELECT w.id, w.on_failure, w.steps_total, w.started_by::oid FROM pgjq.workflow_run_steps s"
-    "  JOIN pgjq.workflow_runs w ON w.id = s.workflow_id"
-    " WHERE s.job_id = $1 FOR NO KEY UPDATE OF w",
+    "  JOIN pgjq.workflow_runs w ON w.id = s.workflow_id WHERE s.job_id = $1",
     1, {INT8OID}};
 // The steps of workflow $1 named $2, locked against their settlement (workflows.hpp).
 const plan_text k_existing = {
@@ -57,8 +58,10 @@ const plan_text k_existing = {
 const plan_text k_taken_names = {
     "SELECT step_name FROM pgjq.workflow_run_steps WHERE workflow_id = $1 AND step_name = ANY ($2) LIMIT 1",
     2, {INT8OID, TEXTARRAYOID}};
+// Counts $2 more steps in workflow $1, unless it would pass $3 (a concurrent call added steps meanwhile).
 const plan_text k_add_total = {
-    "UPDATE pgjq.workflow_runs SET steps_total = steps_total + $2 WHERE id = $1", 2, {INT8OID, INT4OID}};
+    "UPDATE pgjq.workflow_runs SET steps_total = steps_total + $2 WHERE id = $1 AND steps_total + $2 <= $3",
+    3, {INT8OID, INT4OID, INT4OID}};
 // Not locked: a step's settlement locks the workflow's row after its steps' (core/workflows.hpp), and a
 // cancellation that held it while it waited for a step would deadlock with that settlement.
 const plan_text k_workflow = {"SELECT started_by::oid FROM pgjq.workflow_runs WHERE id = $1", 1, {INT8OID}};
@@ -340,8 +343,11 @@ PGJQ_API_FUNCTION(add_steps)
             existing.broken[i] = DatumGetBool(SPI_getbinval(r, SPI_tuptable->tupdesc, 4, &isnull));
         }
     }
-    Datum added[2] = {Int64GetDatum(workflow_id), Int32GetDatum(plan.nsteps)};
-    run_plan(saved_plan(&s_add_total, k_add_total), added, nullptr);
+    Datum added[3] = {Int64GetDatum(workflow_id), Int32GetDatum(plan.nsteps), Int32GetDatum(k_max_workflow_steps)};
+    if (run_plan(saved_plan(&s_add_total, k_add_total), added, nullptr) == 0)
+        ereport(ERROR,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                 errmsg("workflow %lld would have more than %d steps", (long long) workflow_id, k_max_workflow_steps)));
     ArrayType* ids = enqueue_steps(plan, workflow_id, existing, fail_policy, starter);
     ArrayType* result = static_cast<ArrayType*>(SPI_palloc(VARSIZE(ids)));
     memcpy(result, ids, VARSIZE(ids));

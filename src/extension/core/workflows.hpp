@@ -11,8 +11,9 @@
 //   settles it in turn);
 // - the workflow's row counts its finished and failed steps, and ends the workflow at the last one (a
 //   sub-workflow's end is the event 'workflow/<id>' for the step that started it).
-// A producer adding steps (add_steps) locks the rows of the steps they depend on (FOR SHARE, which the
-// settlement's lock conflicts with), so that one of the two transactions sees the other's work.
+// A step adding steps (add_steps) locks the rows of the steps they depend on (FOR SHARE, which the
+// settlement's lock conflicts with), so that one of the two transactions sees the other's work, and only then
+// the workflow's row, as the settlement does: rows of steps before the workflow's.
 #pragma once
 
 #include "pg/pg.hpp"

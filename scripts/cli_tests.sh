@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the `pgjq` command line (build/pgjq) against a throwaway cluster and checks what it prints and the exit
 # codes scripts branch on: status, jobs with filters and paging, show, retry and cancel of one job and by
-# queue, queue create/alter/pause/resume/drop, schedules, maintenance, top, metrics (printed, and served over HTTP, checked by
+# queue, workflow list/show/cancel/retry (a fan-out and a join, a step failed, its tree and confirmations),
+# queue create/alter/pause/resume/drop, schedules, maintenance, top, metrics (printed, and served over HTTP, checked by
 # promtool, only with the access token, beside slow clients, and not on a port in use), --json everywhere
 # (parsed by python3), --help, bad usage, unknown ids, a role refused, global options after the command,
 # control characters escaped in every table, and the warning of a database no maintenance worker serves.
@@ -194,6 +195,118 @@ url=http://127.0.0.1:$(grep -o ':[0-9]*/metrics' <<<"$url" | tr -dc 0-9)/metrics
 [ "$(scrape "$url" "$(cat "$cluster/token")" | sed -n 1p)" = 200 ] || fail "metrics refused the file's token"; ok
 kill -TERM "$server"; wait "$server" || fail "metrics --listen did not stop cleanly on SIGTERM"; server=''
 expect 2 "$pgjq" metrics --listen nowhere; ok
+
+# Workflows: a fan-out (fetch -> parse-a, parse-b and a step with a hostile name) and a join after all three.
+# parse-b fails for good, so the join is cancelled and the workflow fails; then retry and cancel.
+"${psql[@]}" -c "SELECT pgjq.create_queue('flows')" >/dev/null
+etl=$("${psql[@]}" <<'SQL'
+SELECT pgjq.start_workflow('etl', '[
+  {"name": "fetch", "job_type": "fetch", "queue": "flows"},
+  {"name": "parse-a", "job_type": "parse-a", "queue": "flows", "after": ["fetch"]},
+  {"name": "parse-b", "job_type": "parse-b", "queue": "flows", "after": ["fetch"], "max_attempts": 1},
+  {"name": "evil\u001b]0;owned\u0007step", "job_type": "hostile", "queue": "flows", "after": ["fetch"]},
+  {"name": "join", "job_type": "join", "queue": "flows",
+   "after": ["parse-a", "parse-b", "evil\u001b]0;owned\u0007step"]}]', 'etl-key')
+SQL
+)
+# step_status NAME: the status of the etl step of that name, as pgjq.workflow_steps says.
+step_status() { "${psql[@]}" -c "SELECT status FROM pgjq.workflow_steps($etl) WHERE step_name = '$1'"; }
+# run_step TYPE [ERROR]: claims the flows job of that type and completes it (or fails it with ERROR).
+run_step() {
+  local report="pgjq.complete(id, 'w')"
+  [ $# -gt 1 ] && report="pgjq.fail(id, 'w', E'$2')"
+  [ "$("${psql[@]}" -c "SELECT count($report) FROM pgjq.claim_job_batch('w', ARRAY['$1'], 1, 'flows')")" = 1 ] \
+    || fail "no $1 step to claim"
+}
+expect 0 "$pgjq" workflow show "$etl"
+grep -q '^│  └─ join  waiting for steps  attempts 0/' <<<"$out" || fail "workflow show before any step ran: $out"; ok
+run_step fetch; run_step parse-a; run_step hostile; run_step parse-b 'disk full\x1b[2K\nretry later'
+[ "$(step_status join)" = cancelled ] || fail "the join was not cancelled after parse-b failed: $(step_status join)"
+"${psql[@]}" -c "SELECT pgjq.start_workflow(E'tiny\x1b[31m', '[{\"name\": \"only\", \"job_type\": \"only\", \"queue\": \"flows\"}]')" >/dev/null
+run_step only
+tiny=$("${psql[@]}" -c "SELECT max(id) FROM pgjq.workflows")
+
+# figures: the etl workflow's steps finished, failed (or cancelled) and in all, as pgjq.workflows counts them.
+figures() { "${psql[@]}" -c "SELECT steps_finished, steps_failed, steps_total FROM pgjq.workflows WHERE id = $etl"; }
+IFS='|' read -r finished failed total <<<"$(figures)"
+[ "$total" = 5 ] && [ "$failed" -ge 1 ] || fail "pgjq.workflows counts $(figures) for etl"
+expect 0 "$pgjq" workflow list
+no_controls "$out" "workflow list"
+grep -Eq "^$etl +etl +etl-key +failed +$finished/5 +$failed " <<<"$out" || fail "workflow list does not show the failed etl: $out"; ok
+grep -Fq 'tiny\x1b[31m' <<<"$out" && [ "$(sed -n 2p <<<"$out" | cut -d' ' -f1)" = "$tiny" ] \
+  || fail "workflow list is not newest first, or does not escape the name: $out"; ok
+expect 0 "$pgjq" --json workflow list --status failed
+[ "$(json "[w['id'] for w in data]" <<<"$out")" = "[$etl]" ] || fail "workflow list --status failed: $out"; ok
+[ "$(json "data[0]['steps_failed'], data[0]['key'], data[0]['on_failure']" <<<"$out")" = "$failed etl-key fail" ] \
+  || fail "workflow list --json: $out"; ok
+expect 0 "$pgjq" --json workflow list --limit 1
+[ "$(json "[w['id'] for w in data]" <<<"$out")" = "[$tiny]" ] || fail "workflow list --limit 1: $out"; ok
+expect 2 "$pgjq" workflow list --status sleeping; ok
+# The statuses it knows are the server's: those a workflow's row may hold, and the view's 'waiting'.
+server_statuses=$("${psql[@]}" -c "SELECT string_agg(s, ' ' ORDER BY s) FROM (
+  SELECT (regexp_matches(pg_get_constraintdef(oid), '''([a-z_]+)''', 'g'))[1] FROM pg_constraint
+   WHERE conname = 'workflow_status' AND conrelid = 'pgjq.workflow_runs'::regclass
+  UNION SELECT 'waiting' WHERE pg_get_viewdef('pgjq.workflows') LIKE '%''waiting''%') AS known(s)")
+cli_statuses=$(sed -n 's/.*(one of \(.*\)).*/\1/p' <<<"$err" | tr -d ',' | tr ' ' '\n' | sort | paste -sd' ')
+[ "$cli_statuses" = "$server_statuses" ] && [ "$(wc -w <<<"$server_statuses")" = 5 ] \
+  || fail "workflow list --status knows \"$cli_statuses\", the server \"$server_statuses\""; ok
+expect 2 "$pgjq" workflow list --limit 0; ok
+expect 2 "$pgjq" workflow list --limit 10001; ok
+expect 2 "$pgjq" workflow; ok                                           # a workflow command is required
+
+expect 0 "$pgjq" workflow show "$etl"
+no_controls "$out" "workflow show"
+grep -q "^workflow $etl  failed  name etl  on failure fail$" <<<"$out" && grep -q '^key         etl-key$' <<<"$out" \
+  && grep -q "^steps       5: $finished finished, $failed failed or cancelled$" <<<"$out" || fail "workflow show's header: $out"; ok
+# The tree: fetch at the top, the three of the fan-out under it, the join drawn once under parse-a (the
+# first of its parents) naming the other two.
+tree=$(sed -n '/^fetch /,$p' <<<"$out")
+[ "$(grep -c 'join' <<<"$tree")" = 1 ] && grep -q '^fetch  completed  attempts 1/' <<<"$tree" \
+  && grep -q '^├─ parse-a  completed  attempts 1/' <<<"$tree" \
+  && grep -q '^│  └─ join  cancelled  attempts 0/.*(also after .*parse-b' <<<"$tree" \
+  && grep -qF 'join  cancelled' <<<"$tree" && grep -F 'join  cancelled' <<<"$tree" | grep -qF 'evil\x1b]0;owned\x07step' \
+  && grep -q '^├─ parse-b  failed  attempts 1/1$' <<<"$tree" \
+  && grep -qF '│     last error: disk full\x1b[2K\nretry later' <<<"$tree" \
+  && grep -qF '└─ evil\x1b]0;owned\x07step  completed' <<<"$tree" || fail "workflow show's tree: $out"; ok
+expect 0 "$pgjq" --json workflow show "$etl"
+[ "$(json "data['workflow']['status'], len(data['steps'])" <<<"$out")" = "failed 5" ] \
+  || fail "workflow show --json: $out"; ok
+[ "$(json "[s['depends_on'] for s in data['steps'] if s['name'] == 'join'][0] == sorted(['parse-a', 'parse-b', 'evil\x1b]0;owned\x07step'])" <<<"$out")" = True ] \
+  && [ "$(json "[s['last_error'] for s in data['steps'] if s['name'] == 'parse-b'][0]" <<<"$out")" = $'disk full\x1b[2K\nretry later' ] \
+  || fail "workflow show --json's steps: $out"; ok
+expect 3 "$pgjq" workflow show 999999
+grep -q 'workflow 999999 does not exist' <<<"$err" || fail "workflow show of an unknown id: $err"; ok
+expect 3 "$pgjq" workflow cancel 999999 --yes; ok
+expect 3 "$pgjq" workflow retry 999999 --yes; ok
+
+# retry and cancel say what and how many before they act, and act only when confirmed.
+out=$(echo n | script -qec "$pgjq workflow retry $etl" /dev/null) && code=0 || code=$?
+grep -qF "retry workflow $etl \"etl\", its 1 failed and 1 cancelled of 5 steps" <<<"$out" && [ "$code" = 2 ] \
+  || fail "workflow retry's question ($code): $out"; ok
+expect 2 "$pgjq" workflow retry "$etl" </dev/null                      # no terminal to confirm: refused
+[ "$(step_status parse-b)" = failed ] || fail "an unconfirmed workflow retry retried"; ok
+expect 0 "$pgjq" --json workflow retry "$etl" --yes
+[ "$(json "data['workflow'], data['steps']" <<<"$out")" = "$etl 2" ] || fail "workflow retry --json: $out"; ok
+[ "$(step_status parse-b)|$(step_status join)" = "pending|waiting" ] \
+  && [ "$("${psql[@]}" -c "SELECT status FROM pgjq.workflows WHERE id = $etl")" = running ] \
+  || fail "workflow retry left parse-b $(step_status parse-b), join $(step_status join)"; ok
+expect 0 "$pgjq" workflow show "$etl"
+grep -q '^│  └─ join  waiting for steps  attempts 0/' <<<"$out" || fail "workflow show after retry: $out"; ok
+expect 1 "$pgjq" workflow retry "$etl" --yes; ok                       # nothing failed or cancelled now
+out=$(echo n | script -qec "$pgjq workflow cancel $etl" /dev/null) && code=0 || code=$?
+grep -qF "cancel workflow $etl \"etl\", its 2 unfinished of 5 steps?" <<<"$out" && [ "$code" = 2 ] \
+  || fail "workflow cancel's question ($code): $out"; ok
+expect 2 "$pgjq" workflow cancel "$etl" </dev/null; ok
+expect 0 "$pgjq" workflow cancel "$etl" --yes
+[ "$out" = "workflow $etl: 2 steps cancelled" ] || fail "workflow cancel: $out"
+[ "$(step_status parse-b)|$(step_status join)" = "cancelled|cancelled" ] \
+  && [ "$("${psql[@]}" -c "SELECT status FROM pgjq.workflows WHERE id = $etl")" = cancelled ] \
+  || fail "workflow cancel left parse-b $(step_status parse-b), join $(step_status join)"; ok
+expect 1 "$pgjq" workflow cancel "$etl" --yes; ok                      # nothing unfinished any more
+expect 0 "$pgjq" --json workflow list --status cancelled
+[ "$(json "[w['id'] for w in data]" <<<"$out")" = "[$etl]" ] || fail "workflow list --status cancelled: $out"; ok
+expect 3 env PGUSER=nobody "$pgjq" workflow show "$etl"; ok             # another role's workflow
+expect 0 "$pgjq" queue drop flows --force
 
 expect 4 env PGUSER=nobody "$pgjq" queue create spam; ok                # a role without a capability
 expect 0 "$pgjq" queue drop mail --force; ok

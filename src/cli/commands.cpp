@@ -4,6 +4,7 @@
 
 #include "output.hpp"
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 
@@ -270,6 +271,130 @@ int cancel_jobs(const options &o, connection &db, const bulk_action &a)
     return done(o, "job " + std::to_string(*a.id) + " is cancelled");
   }
   return bulk(o, a, "cancelled", [&](const job_filter &f) { return db.cancel_jobs(*a.queue, f); });
+}
+
+int list_workflows(const options &o, connection &db, const workflow_query &q)
+{
+  return print_list(o, db.workflows(q.status, q.limit),
+                    {"ID", "NAME", "KEY", "STATUS", "STEPS", "FAILED", "CREATED", "FINISHED"},
+                    [](const workflow_info &w) -> std::vector<std::string>
+                    {
+                      return {std::to_string(w.id),
+                              w.name,
+                              or_dash(w.key),
+                              w.status,
+                              std::to_string(w.steps_finished) + "/" + std::to_string(w.steps_total),
+                              std::to_string(w.steps_failed),
+                              format_time(w.created_at),
+                              w.finished_at ? format_time(*w.finished_at) : "-"};
+                    });
+}
+
+namespace
+{
+
+// The workflow, or (empty) after saying on stderr that there is none by that id.
+std::optional<workflow_info> workflow_or_complain(connection &db, std::int64_t id)
+{
+  std::optional<workflow_info> w = db.get_workflow(id);
+  if (!w)
+    std::cerr << "pgjq: workflow " << id << " does not exist (or this role may not read it)\n";
+  return w;
+}
+
+std::int64_t steps_where(const std::vector<workflow_step> &steps, const std::function<bool(job_status)> &test)
+{
+  return std::count_if(steps.begin(), steps.end(), [&](const workflow_step &s) { return test(s.status); });
+}
+
+std::string steps_text(std::int64_t n) { return std::to_string(n) + (n == 1 ? " step" : " steps"); }
+
+// What cancel_workflow and retry_workflow share: the question (unless --yes), the call, and its count.
+int change_workflow(const options &o, const workflow_action &a, const workflow_info &w, const std::string &question,
+                    const char *verb, const std::function<std::int64_t()> &call)
+{
+  if (!a.yes && !confirmed(question))
+  {
+    std::cerr << "pgjq: not confirmed (pass --yes when no terminal can answer)\n";
+    return k_exit_usage;
+  }
+  const std::int64_t n = call();
+  if (o.json)
+    std::cout << nlohmann::json{{"workflow", w.id}, {"steps", n}}.dump() << '\n';
+  else
+    std::cout << "workflow " << w.id << ": " << steps_text(n) << ' ' << verb << '\n';
+  return k_exit_ok;
+}
+
+} // namespace
+
+int show_workflow(const options &o, connection &db, std::int64_t id)
+{
+  const std::optional<workflow_info> w = workflow_or_complain(db, id);
+  if (!w)
+    return k_exit_not_found;
+  const std::vector<workflow_step> steps = db.workflow_steps(id);
+  if (o.json)
+  {
+    std::cout << nlohmann::json{{"workflow", to_json(*w)}, {"steps", json_array(steps)}}.dump() << '\n';
+    return k_exit_ok;
+  }
+  // Names, keys, roles, errors and events were chosen by producers and workers: printable() each.
+  std::cout << "workflow " << w->id << "  " << printable(w->status) << "  name " << printable(w->name)
+            << "  on failure " << printable(w->on_failure) << '\n';
+  if (w->key)
+    std::cout << "key         " << printable(*w->key) << '\n';
+  std::cout << "steps       " << w->steps_total << ": " << w->steps_finished << " finished, " << w->steps_failed
+            << " failed or cancelled\n"
+            << "started by  " << printable(w->started_by) << '\n';
+  if (w->parent_job)
+    std::cout << "parent job  " << *w->parent_job << '\n';
+  std::cout << "created     " << format_time(w->created_at) << '\n';
+  if (w->finished_at)
+    std::cout << "finished    " << format_time(*w->finished_at) << '\n';
+  std::cout << '\n';
+  print_step_tree(std::cout, steps);
+  return k_exit_ok;
+}
+
+int cancel_workflow(const options &o, connection &db, const workflow_action &a)
+{
+  const std::optional<workflow_info> w = workflow_or_complain(db, a.id);
+  if (!w)
+    return k_exit_not_found;
+  const std::vector<workflow_step> steps = db.workflow_steps(a.id);
+  const std::int64_t unfinished = steps_where(steps, [](job_status s) { return !is_final(s); });
+  if (unfinished == 0)
+  {
+    std::cerr << "pgjq: workflow " << a.id << " had already finished (" << printable(w->status) << ")\n";
+    return k_exit_failed;
+  }
+  return change_workflow(o, a, *w,
+                         "cancel workflow " + std::to_string(a.id) + " \"" + printable(w->name) + "\", its " +
+                             std::to_string(unfinished) + " unfinished of " +
+                             steps_text(static_cast<std::int64_t>(steps.size())) + "?",
+                         "cancelled", [&] { return db.cancel_workflow(a.id); });
+}
+
+int retry_workflow(const options &o, connection &db, const workflow_action &a)
+{
+  const std::optional<workflow_info> w = workflow_or_complain(db, a.id);
+  if (!w)
+    return k_exit_not_found;
+  const std::vector<workflow_step> steps = db.workflow_steps(a.id);
+  const std::int64_t failed = steps_where(steps, [](job_status s) { return s == job_status::failed; });
+  const std::int64_t cancelled = steps_where(steps, [](job_status s) { return s == job_status::cancelled; });
+  if (failed + cancelled == 0)
+  {
+    std::cerr << "pgjq: workflow " << a.id << " has no failed or cancelled step (" << printable(w->status) << ")\n";
+    return k_exit_failed;
+  }
+  return change_workflow(o, a, *w,
+                         "retry workflow " + std::to_string(a.id) + " \"" + printable(w->name) + "\", its " +
+                             std::to_string(failed) + " failed and " + std::to_string(cancelled) + " cancelled of " +
+                             steps_text(static_cast<std::int64_t>(steps.size())) +
+                             " (the steps after them wait again)?",
+                         "retried", [&] { return db.retry_workflow(a.id); });
 }
 
 int create_queue(const options &o, connection &db, const queue_change &c)

@@ -22,7 +22,7 @@ constexpr int k_exit_denied = 4;
 // Which failure an exception is, for the exit code (run_command) or the HTTP status (http_status_of).
 enum class failure
 {
-  not_found,   // no such job or queue (or this role may not see it)
+  not_found,   // no such job, queue or workflow (or this role may not see it)
   denied,      // the role lacks the capability
   usage,       // a bad argument
   unavailable, // the session to the server is lost
@@ -48,6 +48,22 @@ struct bulk_action
 {
   std::optional<std::int64_t> id;
   std::optional<std::string> queue, type;
+  bool yes = false;
+};
+
+// The statuses pgjq.workflows shows, which `workflow list --status` accepts: the server's own words, which it
+// keeps as text (its CHECK constraint, and the view's 'waiting'); scripts/cli_tests.sh holds this copy to them.
+inline constexpr const char *k_workflow_statuses[] = {"running", "waiting", "completed", "failed", "cancelled"};
+
+struct workflow_query
+{
+  std::optional<std::string> status;
+  int limit = 50;
+};
+
+struct workflow_action
+{
+  std::int64_t id = 0;
   bool yes = false;
 };
 
@@ -89,6 +105,13 @@ int list_jobs(const options &o, connection &db, const job_query &q);
 int show_job(const options &o, connection &db, std::int64_t id);
 int retry_jobs(const options &o, connection &db, const bulk_action &a);
 int cancel_jobs(const options &o, connection &db, const bulk_action &a);
+int list_workflows(const options &o, connection &db, const workflow_query &q);
+// The workflow's figures, then its steps as a tree: each under the step it depends on (a step after several
+// is drawn once, under the one deepest in the graph, naming the others).
+int show_workflow(const options &o, connection &db, std::int64_t id);
+// Both say how many steps they touch and ask for confirmation (unless a.yes) before they do.
+int cancel_workflow(const options &o, connection &db, const workflow_action &a);
+int retry_workflow(const options &o, connection &db, const workflow_action &a);
 int create_queue(const options &o, connection &db, const queue_change &c);
 int alter_queue(const options &o, connection &db, const queue_change &c);
 int pause_queue(const options &o, connection &db, const queue_change &c, bool pause);

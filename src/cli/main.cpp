@@ -26,7 +26,7 @@ int main(int argc, char **argv)
   using namespace pgjq::cli;
   options o;
   CLI::App app{"pgjq: look at and operate the job queues of a PostgreSQL database that has the pgjq extension.\n"
-               "Exit codes: 0 done, 1 failed, 2 bad usage, 3 no such job or queue, 4 permission denied."};
+               "Exit codes: 0 done, 1 failed, 2 bad usage, 3 no such job, queue or workflow, 4 permission denied."};
   app.set_version_flag("--version", PGJQ_VERSION);
   app.add_option("-d,--dbname", o.conninfo, "conninfo or URI (default: libpq's environment, PGHOST, PGDATABASE ...)");
   app.add_flag("--json", o.json, "print JSON for scripts instead of tables");
@@ -76,6 +76,34 @@ int main(int argc, char **argv)
     cmd->add_option("-t,--type", bulk.type, "with --queue: only this job type")->needs(queue);
     cmd->add_flag("-y,--yes", bulk.yes, "with --queue: do not ask for confirmation");
   }
+
+  workflow_query wq;
+  workflow_action wa;
+  auto *workflow = app.add_subcommand("workflow", "list, show, cancel or retry workflows");
+  workflow->require_subcommand(1);
+  auto *workflow_list = workflow->add_subcommand("list", "list workflows, newest first");
+  workflow_list->add_option("-s,--status", wq.status, "only this status")
+      ->check(CLI::Validator(
+          [](std::string &status) -> std::string
+          {
+            std::string known;
+            for (const char *s : k_workflow_statuses)
+            {
+              if (status == s)
+                return {};
+              known += (known.empty() ? "" : ", ") + std::string(s);
+            }
+            return "unknown workflow status \"" + status + "\" (one of " + known + ")";
+          },
+          "STATUS"));
+  workflow_list->add_option("--limit", wq.limit, "at most this many (1-10000)")->check(CLI::Range(1, 10000));
+  auto *workflow_show = workflow->add_subcommand("show", "one workflow: its figures and its steps as a tree");
+  auto *workflow_cancel = workflow->add_subcommand("cancel", "cancel a workflow's unfinished steps");
+  auto *workflow_retry = workflow->add_subcommand("retry", "send a workflow's failed and cancelled steps back");
+  for (auto *cmd : {workflow_show, workflow_cancel, workflow_retry})
+    cmd->add_option("id", wa.id, "the workflow's id")->required();
+  for (auto *cmd : {workflow_cancel, workflow_retry})
+    cmd->add_flag("-y,--yes", wa.yes, "do not ask for confirmation");
 
   queue_change qc;
   auto *queue = app.add_subcommand("queue", "create, change, pause, resume or drop a queue");
@@ -151,6 +179,14 @@ int main(int argc, char **argv)
                          return retry_jobs(o, db, bulk);
                        if (*cancel)
                          return cancel_jobs(o, db, bulk);
+                       if (*workflow_list)
+                         return list_workflows(o, db, wq);
+                       if (*workflow_show)
+                         return show_workflow(o, db, wa.id);
+                       if (*workflow_cancel)
+                         return cancel_workflow(o, db, wa);
+                       if (*workflow_retry)
+                         return retry_workflow(o, db, wa);
                        if (*create)
                          return create_queue(o, db, qc);
                        if (*alter)

@@ -2,7 +2,9 @@
 #include "output.hpp"
 
 #include <ctime>
+#include <functional>
 #include <iomanip>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -162,6 +164,87 @@ nlohmann::json to_json(const queue_latency &l)
           {"p50_seconds", optional_json(l.p50_seconds)},
           {"p90_seconds", optional_json(l.p90_seconds)},
           {"p99_seconds", optional_json(l.p99_seconds)}};
+}
+
+void print_step_tree(std::ostream &out, const std::vector<workflow_step> &steps)
+{
+  std::map<std::string, std::size_t> by_name;
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    by_name.emplace(steps[i].name, i);
+  // Each step's depth: 0 without a known parent, else one more than its deepest parent's. The graph has no
+  // cycle (start_workflow and add_steps refuse one); `visiting` only keeps a bad answer from looping.
+  std::vector<int> depth(steps.size(), -1);
+  std::vector<bool> visiting(steps.size(), false);
+  std::function<int(std::size_t)> depth_of = [&](std::size_t i)
+  {
+    if (depth[i] >= 0 || visiting[i])
+      return std::max(depth[i], 0);
+    visiting[i] = true;
+    int d = 0;
+    for (const std::string &parent : steps[i].depends_on)
+      if (const auto p = by_name.find(parent); p != by_name.end())
+        d = std::max(d, depth_of(p->second) + 1);
+    visiting[i] = false;
+    return depth[i] = d;
+  };
+  // The parent each step is drawn under (the deepest, the first by job id among equals), and its children in
+  // the order of their job ids.
+  std::vector<std::optional<std::size_t>> drawn_under(steps.size());
+  std::vector<std::vector<std::size_t>> children(steps.size());
+  std::vector<std::size_t> roots;
+  for (std::size_t i = 0; i < steps.size(); ++i)
+  {
+    for (const std::string &parent : steps[i].depends_on)
+      if (const auto p = by_name.find(parent);
+          p != by_name.end() && p->second != i &&
+          (!drawn_under[i] || depth_of(p->second) > depth_of(*drawn_under[i]) ||
+           (depth_of(p->second) == depth_of(*drawn_under[i]) && p->second < *drawn_under[i])))
+        drawn_under[i] = p->second;
+    if (drawn_under[i])
+      children[*drawn_under[i]].push_back(i);
+    else
+      roots.push_back(i);
+  }
+  std::vector<bool> drawn(steps.size(), false);
+  std::function<void(std::size_t, const std::string &, const std::string &, const std::string &)> draw =
+      [&](std::size_t i, const std::string &lead, const std::string &branch, const std::string &below)
+  {
+    drawn[i] = true;
+    const workflow_step &s = steps[i];
+    out << lead << branch << printable(s.name) << "  " << to_string(s.status);
+    if (s.waiting_for && s.status == job_status::waiting)
+      out << " for " << printable(*s.waiting_for);
+    else if (s.waiting_for)
+      out << " (waiting for " << printable(*s.waiting_for) << ')';
+    out << "  attempts " << s.attempts << '/' << s.max_attempts;
+    std::string others;
+    for (const std::string &parent : s.depends_on)
+    {
+      const auto p = by_name.find(parent);
+      if (p == by_name.end() || !drawn_under[i] || p->second != *drawn_under[i])
+        others += (others.empty() ? "" : ", ") + printable(parent);
+    }
+    if (!others.empty())
+      out << "  (also after " << others << ')';
+    out << '\n';
+    std::vector<std::size_t> next;
+    for (std::size_t c : children[i])
+      if (!drawn[c])
+        next.push_back(c);
+    if (s.last_error)
+      out << lead << below << (next.empty() ? "   " : "\u2502  ") << "last error: " << printable(*s.last_error) << '\n';
+    for (std::size_t k = 0; k < next.size(); ++k)
+    {
+      const bool last = k + 1 == next.size();
+      draw(next[k], lead + below, last ? "\u2514\u2500 " : "\u251c\u2500 ", last ? "   " : "\u2502  ");
+    }
+  };
+  for (std::size_t r : roots)
+    draw(r, "", "", "");
+  // Steps no root leads to (only a graph with a cycle has them): drawn at the top, so that none is left out.
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (!drawn[i])
+      draw(i, "", "", "");
 }
 
 std::string printable(const std::string &text, bool keep_newlines)

@@ -40,7 +40,13 @@ template <typename Items> nlohmann::json json_array(const Items &items)
 // text printed over several lines (a pretty-printed payload). Invalid UTF-8 bytes are shown as \xNN.
 std::string printable(const std::string &text, bool keep_newlines = false);
 
-// Rows of cells under a header (each cell made printable()), each column as wide as its widest cell., each column as wide as its widest cell.
+// A workflow's steps as a tree, one line per step (name, status, attempts, what it waits for) and a line for
+// its last error: roots first, each step indented under the step it depends on that lies deepest in the
+// graph, which also draws it below every step it waits for; a step after several is drawn once, with
+// "(also after x, y)" naming the others. Every text is made printable().
+void print_step_tree(std::ostream &out, const std::vector<workflow_step> &steps);
+
+// Rows of cells under a header (each cell made printable()), each column as wide as its widest cell.
 void print_table(std::ostream &out, const std::vector<std::string> &header,
                  const std::vector<std::vector<std::string>> &rows);
 

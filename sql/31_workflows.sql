@@ -61,6 +61,8 @@ SELECT step_name FROM pgjq.step_results(step_id(:w, 'join'), after_step => 'resi
 SELECT pgjq.step_results(step_id(:w, 'join'), max_results => 0);
 SELECT finish(:w, 'join', '{"done": true}');
 SELECT status, steps_finished, steps_failed, finished_at IS NOT NULL AS finished FROM pgjq.workflows WHERE id = :w;
+-- a finished step keeps its times
+SELECT bool_and(started_at IS NOT NULL AND finished_at >= started_at) AS times_kept FROM pgjq.workflow_steps(:w);
 SELECT depth_matches('wf');
 
 -- on_failure = 'fail': a step that fails for good cancels what is downstream, and the workflow fails

@@ -38,7 +38,7 @@ CREATE INDEX workflow_runs_finished_idx ON pgjq.workflow_runs (finished_at) WHER
 -- One row per step, keyed by its job. unmet: how many of the steps it depends on have not finished (the
 -- join's counter: each parent that finishes subtracts itself once, under this row's lock, so a join over
 -- N children costs O(1) per child and is started by exactly one of them); broken: one of them failed for
--- good or was cancelled. status, result, last_error, attempts, finished_at: the step's outcome, recorded
+-- good or was cancelled. status, result, last_error, attempts, started_at, finished_at: the step's outcome, recorded
 -- when it finished (the job's own row goes with its queue's retention; the workflow keeps this one).
 CREATE TABLE pgjq.workflow_run_steps (
     job_id      bigint          NOT NULL PRIMARY KEY,
@@ -55,6 +55,7 @@ CREATE TABLE pgjq.workflow_run_steps (
     last_error  text,
     attempts    integer,
     created_at  timestamptz     NOT NULL DEFAULT now(),
+    started_at  timestamptz,
     finished_at timestamptz,
     CONSTRAINT workflow_step_name UNIQUE (workflow_id, step_name)
 ) WITH (fillfactor = 80);
@@ -139,7 +140,8 @@ CREATE VIEW pgjq.workflow_step_states WITH (security_barrier) AS
            ARRAY(SELECT p.step_name FROM pgjq.workflow_edges e JOIN pgjq.workflow_run_steps p ON p.job_id = e.parent_job
                   WHERE e.child_job = s.job_id ORDER BY p.step_name) AS depends_on,
            coalesce(l.attempts, s.attempts, 0) AS attempts, s.max_attempts,
-           coalesce(l.last_error, s.last_error) AS last_error, s.result, l.run_at, s.created_at, l.started_at,
+           coalesce(l.last_error, s.last_error) AS last_error, s.result, l.run_at, s.created_at,
+           coalesce(l.started_at, l.claimed_at, s.started_at) AS started_at,
            s.finished_at,
            CASE WHEN l.status < 'pending' THEN 'steps'  -- waiting (a literal of that value would need the
                                                          -- transaction that added it to have committed)

@@ -31,7 +31,8 @@ const plan_text k_record = {
     "   ORDER BY s.job_id FOR NO KEY UPDATE OF s)"
     " UPDATE pgjq.workflow_run_steps s"
     "    SET status = coalesce(f.status, 'completed'), result = f.result, last_error = f.last_error,"
-    "        attempts = f.attempts, finished_at = coalesce(f.finished_at, now())"
+    "        attempts = f.attempts, started_at = coalesce(f.started_at, f.claimed_at),"
+    "        finished_at = coalesce(f.finished_at, now())"
     "   FROM finished x LEFT JOIN pgjq.finished_jobs f ON f.id = x.job_id"
     "  WHERE s.job_id = x.job_id"
     " RETURNING s.job_id, s.status::text",
@@ -111,7 +112,7 @@ const plan_text k_revived_closure = {
 // The steps $1, live again, start over: unfinished, no outcome.
 const plan_text k_reopen = {
     "UPDATE pgjq.workflow_run_steps s SET status = NULL, result = NULL, last_error = NULL, attempts = NULL,"
-    " finished_at = NULL, broken = false"
+    " started_at = NULL, finished_at = NULL, broken = false"
     " WHERE s.job_id = ANY ($1) AND s.finished_at IS NOT NULL"
     "   AND EXISTS (SELECT 1 FROM pgjq.live_jobs l WHERE l.id = s.job_id)"
     " RETURNING s.job_id",

@@ -2,6 +2,9 @@
 // its parameters bound as text. The session itself is in session.cpp, the pipeline in pipeline.cpp.
 #include <pgjq/connection.hpp>
 
+#include <algorithm>
+#include <iterator>
+
 #include "codec.hpp"
 #include "result.hpp"
 #include "rows.hpp"
@@ -547,6 +550,104 @@ std::int64_t connection::retry_workflow(std::int64_t workflow_id)
 {
   const auto count = single_int(run(calls::retry_workflow, {text(workflow_id)}));
   return count ? *count : 0;
+}
+
+namespace
+{
+
+// The jsonb a call returned; it returns NULL only where its caller says so.
+nlohmann::json single_json(const detail::result &res, const char *call)
+{
+  if (res.rows() < 1 || res.is_null(0, 0))
+    throw error(std::string(call) + " returned NULL", std::string());
+  return nlohmann::json::parse(res.view(0, 0));
+}
+
+} // namespace
+
+std::int64_t connection::start_workflow(const workflow_builder &w)
+{
+  const auto id = single_int(
+      run(calls::start_workflow, {w.name(), w.to_json(), w.workflow_key(), std::string(to_string(w.failure())),
+                                  detail::format_interval(w.kept_for()), opt(w.parent())}));
+  if (!id)
+    throw error("pgjq.start_workflow returned no workflow id", std::string());
+  return *id;
+}
+
+std::int64_t connection::signal(const std::string &event_name, const nlohmann::json &payload, const std::string &queue,
+                                std::chrono::microseconds keep_for)
+{
+  const auto woken = single_int(run(
+      calls::signal, {event_name, detail::encode_json(payload, "payload"), queue, detail::format_interval(keep_for)}));
+  return woken ? *woken : 0;
+}
+
+std::vector<step_result> connection::step_results(std::int64_t job_id, const std::optional<std::string> &after_step,
+                                                  int max_results)
+{
+  return read_all(run(calls::step_results, {text(job_id), after_step, text(static_cast<std::int64_t>(max_results))}),
+                  detail::read_step_result);
+}
+
+std::vector<step_result> connection::all_step_results(std::int64_t job_id, int page_size)
+{
+  std::vector<step_result> all;
+  std::optional<std::string> after;
+  for (;;)
+  {
+    std::vector<step_result> page = step_results(job_id, after, page_size);
+    // A page shorter than asked is the last (the server refuses a page_size out of its bounds).
+    const bool last = page.size() < static_cast<std::size_t>(std::max(page_size, 1));
+    if (!page.empty() && after && page.back().step_name == *after)
+      throw error("pgjq.step_results did not advance past step \"" + *after + "\"", std::string());
+    if (!page.empty())
+      after = page.back().step_name;
+    all.insert(all.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
+    if (last || page.empty())
+      return all;
+  }
+}
+
+nlohmann::json connection::checkpoint(std::int64_t job_id, const std::string &worker_id, const std::string &name,
+                                      const nlohmann::json &value)
+{
+  return single_json(run(calls::checkpoint, {text(job_id), worker_id, name, detail::encode_json(value, "value")}),
+                     "pgjq.checkpoint");
+}
+
+nlohmann::json connection::checkpoints(std::int64_t job_id)
+{
+  return single_json(run(calls::checkpoints, {text(job_id)}), "pgjq.checkpoints");
+}
+
+std::optional<nlohmann::json> connection::wait_for_event(std::int64_t job_id, const std::string &worker_id,
+                                                         const std::string &event_name,
+                                                         std::chrono::microseconds timeout)
+{
+  detail::result res =
+      run(calls::wait_for_event, {text(job_id), worker_id, event_name, detail::format_interval(timeout)});
+  if (res.rows() < 1 || res.is_null(0, 0))
+    return std::nullopt; // parked
+  return nlohmann::json::parse(res.view(0, 0));
+}
+
+bool connection::sleep_until(std::int64_t job_id, const std::string &worker_id, const std::string &name,
+                             time_point wake_at)
+{
+  detail::result res = run(calls::sleep_until, {text(job_id), worker_id, name, detail::format_timestamp(wake_at)});
+  if (res.rows() < 1 || res.is_null(0, 0))
+    throw error("pgjq.sleep_until returned NULL", std::string());
+  return detail::parse_bool(res.view(0, 0));
+}
+
+std::vector<std::int64_t> connection::add_steps(std::int64_t job_id, const std::string &worker_id,
+                                                const step_list &steps)
+{
+  detail::result res = run(calls::add_steps, {text(job_id), worker_id, steps.to_json()});
+  if (res.rows() < 1 || res.is_null(0, 0))
+    return {};
+  return detail::decode_int64_array(res.view(0, 0));
 }
 
 } // namespace pgjq

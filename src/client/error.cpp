@@ -47,6 +47,8 @@ void throw_sqlstate(const std::string &sqlstate, const std::string &message, con
     throw unique_key_held(message, sqlstate, detail, hint);
   if (sqlstate == "PJ005")
     throw job_timed_out(message, sqlstate, detail, hint);
+  if (sqlstate == "PJ006")
+    throw event_timed_out(message, sqlstate, detail, hint);
   if (sqlstate == "42704")
     throw unknown_queue(message, sqlstate, detail, hint);
   if (sqlstate == "42710")

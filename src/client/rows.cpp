@@ -184,5 +184,16 @@ workflow_step read_workflow_step(const result &res, int row)
   return s;
 }
 
+step_result read_step_result(const result &res, int row)
+{
+  step_result s;
+  s.step_name = res.text(row, 0);
+  s.job_id = parse_int64(res.view(row, 1));
+  s.status = parse_job_status(res.view(row, 2));
+  s.result_text = optional_text(res, row, 3);
+  s.last_error = optional_text(res, row, 4);
+  return s;
+}
+
 } // namespace detail
 } // namespace pgjq

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <pgjq/job.hpp>
+#include <pgjq/workflow.hpp>
 
 #include "result.hpp"
 
@@ -47,5 +48,7 @@ queue_latency read_latency(const result &res, int row);
 queue_stats read_stats(const result &res, int row);
 workflow_info read_workflow(const result &res, int row);
 workflow_step read_workflow_step(const result &res, int row);
+// The columns of calls::step_results, in its order.
+step_result read_step_result(const result &res, int row);
 
 } // namespace pgjq::detail

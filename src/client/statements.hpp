@@ -291,6 +291,36 @@ inline constexpr statement cancel_workflow{
     "pgjq_cancel_workflow", "SELECT pgjq.cancel_workflow($1)", {{"workflow_id", int8}}};
 inline constexpr statement retry_workflow{
     "pgjq_retry_workflow", "SELECT pgjq.retry_workflow($1)", {{"workflow_id", int8}}};
+inline constexpr statement start_workflow{"pgjq_start_workflow",
+                                          "SELECT pgjq.start_workflow($1, $2, $3, $4, $5, $6)",
+                                          {{"workflow_name", text},
+                                           {"steps", jsonb},
+                                           {"workflow_key", text},
+                                           {"on_failure", text},
+                                           {"retention", interval},
+                                           {"parent_job", int8}}};
+inline constexpr statement signal{
+    "pgjq_signal",
+    "SELECT pgjq.signal($1, $2, $3, $4)",
+    {{"event_name", text}, {"payload", jsonb}, {"queue_name", text}, {"keep_for", interval}}};
+inline constexpr statement step_results{"pgjq_step_results",
+                                        "SELECT step_name, job_id, status, result, last_error"
+                                        " FROM pgjq.step_results($1, $2, $3)",
+                                        {{"job_id", int8}, {"after_step", text}, {"max_results", int4}}};
+inline constexpr statement checkpoint{"pgjq_checkpoint",
+                                      "SELECT pgjq.checkpoint($1, $2, $3, $4)",
+                                      {{"job_id", int8}, {"worker_id", text}, {"name", text}, {"value", jsonb}}};
+inline constexpr statement checkpoints{"pgjq_checkpoints", "SELECT pgjq.checkpoints($1)", {{"job_id", int8}}};
+inline constexpr statement wait_for_event{
+    "pgjq_wait_for_event",
+    "SELECT pgjq.wait_for_event($1, $2, $3, $4)",
+    {{"job_id", int8}, {"worker_id", text}, {"event_name", text}, {"timeout", interval}}};
+inline constexpr statement sleep_until{
+    "pgjq_sleep_until",
+    "SELECT pgjq.sleep_until($1, $2, $3, $4)",
+    {{"job_id", int8}, {"worker_id", text}, {"name", text}, {"wake_at", timestamptz}}};
+inline constexpr statement add_steps{
+    "pgjq_add_steps", "SELECT pgjq.add_steps($1, $2, $3)", {{"job_id", int8}, {"worker_id", text}, {"steps", jsonb}}};
 } // namespace calls
 
 } // namespace pgjq::detail

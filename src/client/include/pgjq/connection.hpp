@@ -14,6 +14,7 @@
 
 #include <pgjq/error.hpp>
 #include <pgjq/job.hpp>
+#include <pgjq/workflow.hpp>
 
 // libpq's handle, declared as libpq-fe.h does, so that this header does not need libpq's.
 typedef struct pg_conn PGconn;
@@ -230,6 +231,44 @@ public:
   // pgjq.retry_workflow: its failed and cancelled steps back to pending (their dependents wait again);
   // returns how many.
   std::int64_t retry_workflow(std::int64_t workflow_id);
+  // Starts the workflow; returns its id. Its steps without `after` become runnable when the transaction
+  // commits, so inside the caller's own transaction (a borrowed session) a rollback leaves no workflow.
+  // With a key, an unfinished workflow of this role with that key is returned instead and nothing is added.
+  // Throws bad_argument for steps the server refuses (a cycle, a bound), permission_denied without the
+  // producer capability on a step's queue.
+  std::int64_t start_workflow(const workflow_builder &workflow);
+  // Sends the event to the steps of the queue that wait for it (wait_for_event), or keeps it keep_for for
+  // the steps that will; returns the count of jobs woken.
+  std::int64_t signal(const std::string &event_name, const nlohmann::json &payload = nlohmann::json::object(),
+                      const std::string &queue = "default",
+                      std::chrono::microseconds keep_for = std::chrono::hours(24 * 7));
+
+  // A step's own calls, by the worker that holds its job (as for heartbeat; else not_lease_holder). Inside
+  // a worker's handler, job_context offers the same calls for the job it runs.
+  // The steps job_id depends on, by step name: the page of at most max_results after after_step.
+  std::vector<step_result> step_results(std::int64_t job_id,
+                                        const std::optional<std::string> &after_step = std::nullopt,
+                                        int max_results = 1000);
+  // Every page of step_results, read page_size at a time.
+  std::vector<step_result> all_step_results(std::int64_t job_id, int page_size = 1000);
+  // Records value under name for this job, the first time only; returns what is recorded (the first value).
+  nlohmann::json checkpoint(std::int64_t job_id, const std::string &worker_id, const std::string &name,
+                            const nlohmann::json &value);
+  // Everything recorded for the job: {"name": value, ...}, with pgjq's own records of its waits and sleeps
+  // under names beginning with "pgjq:".
+  nlohmann::json checkpoints(std::int64_t job_id);
+  // The event's payload; or empty: the job is parked (no lease, no attempt counted) until the event comes or
+  // the timeout passes, and the caller must leave it alone, completing or failing nothing. Claimed again
+  // then, the same call returns the payload, or throws event_timed_out (PJ006) if the timeout came first.
+  std::optional<nlohmann::json> wait_for_event(std::int64_t job_id, const std::string &worker_id,
+                                               const std::string &event_name,
+                                               std::chrono::microseconds timeout = std::chrono::hours(24 * 7));
+  // True: the job already slept until wake_at under this name (go on). False: parked until wake_at, as
+  // wait_for_event parks it.
+  bool sleep_until(std::int64_t job_id, const std::string &worker_id, const std::string &name, time_point wake_at);
+  // Adds steps to the job's workflow (a dynamic fan-out); their `after` may name steps already in it.
+  // Returns the new steps' job ids, in order.
+  std::vector<std::int64_t> add_steps(std::int64_t job_id, const std::string &worker_id, const step_list &steps);
 
   // Runs a statement without parameters (BEGIN, COMMIT, SET ...). For the caller's own SQL, not the queue's.
   void execute(const std::string &sql);

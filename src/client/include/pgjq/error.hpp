@@ -71,6 +71,14 @@ public:
   using error::error;
 };
 
+// PJ006: the event a step waited for (wait_for_event) did not come before the wait's timeout. The job is
+// held again: the handler decides (go on without it, or throw to fail the attempt).
+class PGJQ_API event_timed_out : public error
+{
+public:
+  using error::error;
+};
+
 // 22023 invalid value, 22004 NULL where a value is required, 54000 payload too large, other class 22 errors.
 class PGJQ_API bad_argument : public error
 {

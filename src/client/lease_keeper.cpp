@@ -60,7 +60,7 @@ void lease_keeper::loop()
     const auto now = std::chrono::steady_clock::now();
     std::vector<std::shared_ptr<held_job>> due;
     for (const auto &[id, e] : m_held)
-      if (now - e.last_beat >= m_interval)
+      if (now - e.last_beat >= m_interval && !e.job->parked) // a parked job has no lease to extend
         due.push_back(e.job);
     if (due.empty())
       continue;

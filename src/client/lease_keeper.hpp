@@ -32,6 +32,7 @@ struct held_job
   std::atomic<bool> cancelled{false}; // PJ003: the job was cancelled
   std::atomic<bool> lost{false};      // PJ002: the lease is no longer ours
   std::atomic<bool> timed_out{false}; // PJ005: it ran past its execution timeout (lost as well)
+  std::atomic<bool> parked{false};    // a workflow step parked (no lease): neither completed nor failed
   bool savepoint = false;             // in_transaction: the handler's savepoint is open (runner thread only)
 };
 

@@ -1,6 +1,7 @@
 // leased_runner.cpp: the worker's runner for leased claims. It claims a batch, runs the handlers one by
 // one, fails what threw, completes what succeeded together with its next claim (one complete_and_claim
-// call), and hands back the jobs it did not start when stopping. The lease_keeper heartbeats what it holds.
+// call), leaves alone the jobs a handler parked (workflow steps waiting for an event or a time), and hands
+// back the jobs it did not start when stopping. The lease_keeper heartbeats what it holds.
 #include "runner.hpp"
 
 #include <algorithm>
@@ -147,6 +148,14 @@ private:
     catch (...)
     {
       error = "the handler threw an exception that is not a std::exception";
+    }
+    if (h->parked)
+    {
+      // wait_for_event or sleep_until gave the job back to the server until its event or time: completing
+      // or failing it now would be refused (no lease), or take it from whoever holds it next.
+      ++m_w.parked;
+      m_keeper.release(j.id);
+      return;
     }
     if (h->cancelled || h->lost)
     {

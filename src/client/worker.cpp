@@ -26,6 +26,32 @@ std::string default_worker_id()
   return std::string(host) + ":" + std::to_string(getpid());
 }
 
+// Runs a call about the held job; what a refusal says about the job (cancelled, timed out, not ours) is
+// noted on it before the error goes on to the handler, so that the runner knows not to report the job.
+template <typename Call> auto noting(detail::held_job &held, Call &&call) -> decltype(call())
+{
+  try
+  {
+    return call();
+  }
+  catch (const job_cancelled &)
+  {
+    held.cancelled = true;
+    throw;
+  }
+  catch (const job_timed_out &)
+  {
+    held.timed_out = true;
+    held.lost = true;
+    throw;
+  }
+  catch (const not_lease_holder &)
+  {
+    held.lost = true;
+    throw;
+  }
+}
+
 } // namespace
 
 void worker::impl::log(const std::string &message) const
@@ -55,7 +81,7 @@ bool job_context::timed_out() const noexcept
 
 bool job_context::should_stop() const noexcept
 {
-  return cancelled() || timed_out() || m_held->lost.load() || stop_requested();
+  return cancelled() || timed_out() || m_held->lost.load() || parked() || stop_requested();
 }
 
 void job_context::progress(int percent, const std::optional<std::string> &current_stage)
@@ -63,25 +89,10 @@ void job_context::progress(int percent, const std::optional<std::string> &curren
   if (m_held->in_transaction)
     throw usage_error("pgjq::job_context::progress: a job held by the worker's transaction "
                       "(worker_options::in_transaction) has no progress: nothing it writes is seen before it ends");
+  require_not_parked("progress");
   try
   {
-    m_conn.progress(m_job.id, m_held->worker_id, percent, current_stage);
-  }
-  catch (const job_cancelled &)
-  {
-    m_held->cancelled = true;
-    throw;
-  }
-  catch (const job_timed_out &)
-  {
-    m_held->timed_out = true;
-    m_held->lost = true;
-    throw;
-  }
-  catch (const not_lease_holder &)
-  {
-    m_held->lost = true;
-    throw;
+    noting(*m_held, [&] { m_conn.progress(m_job.id, m_held->worker_id, percent, current_stage); });
   }
   catch (const connection_lost &)
   {
@@ -97,6 +108,74 @@ void job_context::progress(int percent, const std::optional<std::string> &curren
   }
 }
 
+void job_context::require_step_call(const char *method) const
+{
+  // The server's step calls act on a job its worker holds under a lease (status claimed or running,
+  // worker_id set); an in-transaction claim writes neither until it is reported, so they would all be
+  // refused as PJ002.
+  if (m_held->in_transaction)
+    throw usage_error(std::string("pgjq::job_context::") + method +
+                      ": a job held by the worker's transaction (worker_options::in_transaction) has no lease, "
+                      "which the step calls of a workflow need: run workflow steps with leased claims");
+  require_not_parked(method);
+}
+
+void job_context::require_not_parked(const char *method) const
+{
+  if (m_held->parked)
+    throw usage_error(std::string("pgjq::job_context::") + method + ": job " + std::to_string(m_job.id) +
+                      " is parked (wait_for_event or sleep_until returned so): return from the handler; it runs "
+                      "again from the start when the job is claimed again");
+}
+
+// Workflow steps ---------------------------------------------------------------------------------------
+
+std::vector<step_result> job_context::step_results(const std::optional<std::string> &after_step, int max_results)
+{
+  return m_conn.step_results(m_job.id, after_step, max_results);
+}
+
+std::vector<step_result> job_context::all_step_results(int page_size)
+{
+  return m_conn.all_step_results(m_job.id, page_size);
+}
+
+nlohmann::json job_context::checkpoint(const std::string &name, const nlohmann::json &value)
+{
+  require_step_call("checkpoint");
+  return noting(*m_held, [&] { return m_conn.checkpoint(m_job.id, m_held->worker_id, name, value); });
+}
+
+nlohmann::json job_context::checkpoints() { return m_conn.checkpoints(m_job.id); }
+
+std::optional<nlohmann::json> job_context::wait_for_event(const std::string &event_name,
+                                                          std::chrono::microseconds timeout)
+{
+  require_step_call("wait_for_event");
+  std::optional<nlohmann::json> payload =
+      noting(*m_held, [&] { return m_conn.wait_for_event(m_job.id, m_held->worker_id, event_name, timeout); });
+  if (!payload)
+    m_held->parked = true;
+  return payload;
+}
+
+bool job_context::sleep_until(const std::string &name, time_point wake_at)
+{
+  require_step_call("sleep_until");
+  const bool slept = noting(*m_held, [&] { return m_conn.sleep_until(m_job.id, m_held->worker_id, name, wake_at); });
+  if (!slept)
+    m_held->parked = true;
+  return slept;
+}
+
+std::vector<std::int64_t> job_context::add_steps(const step_list &steps)
+{
+  require_step_call("add_steps");
+  return noting(*m_held, [&] { return m_conn.add_steps(m_job.id, m_held->worker_id, steps); });
+}
+
+bool job_context::parked() const noexcept { return m_held->parked.load(); }
+
 void job_context::set_result(const nlohmann::json &result) { set_result_raw(detail::encode_json(result, "result")); }
 
 void job_context::set_result_raw(std::string result_json)
@@ -104,6 +183,7 @@ void job_context::set_result_raw(std::string result_json)
   if (m_held->in_transaction)
     throw usage_error("pgjq::job_context::set_result: a job held by the worker's transaction "
                       "(worker_options::in_transaction) has no result; write it through transaction()");
+  require_not_parked("set_result");
   detail::check_text(result_json, "result"); // now, in the handler, rather than when the batch is reported
   m_result = std::move(result_json);
 }
@@ -206,6 +286,7 @@ worker_stats worker::stats() const
   s.failed = w.failed;
   s.released = w.released;
   s.abandoned = w.abandoned;
+  s.parked = w.parked;
   s.heartbeats = w.heartbeats;
   s.idle_waits = w.idle_waits;
   s.reconnects = w.reconnects;

@@ -24,7 +24,7 @@ struct worker::impl
   std::map<std::string, handler> handlers;
   detail::stop_signal stop;
   std::atomic<bool> running{false};
-  std::atomic<std::uint64_t> claimed{0}, completed{0}, failed{0}, released{0}, abandoned{0}, heartbeats{0},
+  std::atomic<std::uint64_t> claimed{0}, completed{0}, failed{0}, released{0}, abandoned{0}, parked{0}, heartbeats{0},
       idle_waits{0}, reconnects{0};
 };
 

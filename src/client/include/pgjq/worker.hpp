@@ -56,13 +56,40 @@ public:
   // it before the failure is recorded. The handler must not COMMIT, ROLLBACK or release that savepoint.
   connection &transaction();
 
+  // Workflow steps (0.3.0): the job's own calls of connection's step-side API (see there). Leased claims
+  // only: checkpoint, wait_for_event, sleep_until and add_steps throw usage_error in in-transaction mode,
+  // whose jobs have no lease for the server to check.
+  // The steps this one depends on, by name: one page, or every page.
+  std::vector<step_result> step_results(const std::optional<std::string> &after_step = std::nullopt,
+                                        int max_results = 1000);
+  std::vector<step_result> all_step_results(int page_size = 1000);
+  // Records value under name the first time; returns what is recorded (the first value, on a later attempt).
+  nlohmann::json checkpoint(const std::string &name, const nlohmann::json &value);
+  nlohmann::json checkpoints();
+  // The event's payload, or empty: the job is parked until the event comes (or the timeout passes, after
+  // which the same call throws event_timed_out). Parked, the handler returns and the worker neither
+  // completes nor fails the job, whatever the handler does then (returns, throws, sets a result): it is
+  // claimed again when the event comes, and the handler runs from the start, so the same call then returns
+  // the payload. Every call that acts on a parked job throws usage_error.
+  //   std::optional<nlohmann::json> approval = job.wait_for_event("approved:" + id);
+  //   if (!approval)
+  //     return; // parked
+  std::optional<nlohmann::json> wait_for_event(const std::string &event_name,
+                                               std::chrono::microseconds timeout = std::chrono::hours(24 * 7));
+  // True: the job slept until wake_at (go on); false: parked until then, as wait_for_event parks it.
+  bool sleep_until(const std::string &name, time_point wake_at);
+  // Adds steps to this job's workflow; returns their job ids.
+  std::vector<std::int64_t> add_steps(const step_list &steps);
+  // wait_for_event or sleep_until parked the job: return from the handler.
+  bool parked() const noexcept;
+
   // The job was cancelled (seen by a heartbeat or a progress call): a long handler should return early.
   bool cancelled() const noexcept;
   // The job ran past its execution timeout (the queue's job_timeout or its own; known from the claim, and
   // from the server's PJ005 answer to a heartbeat or progress): the attempt is failed by the server whatever
   // the handler does now, so it should stop.
   bool timed_out() const noexcept;
-  // Any reason to stop: cancelled, timed out, lease lost, or the worker shutting down. What a long handler
+  // Any reason to stop: cancelled, timed out, lease lost, parked, or the worker shutting down. What a long handler
   // checks between steps.
   bool should_stop() const noexcept;
   // The worker is shutting down: a long handler may return early by throwing; the job is then failed and
@@ -70,6 +97,11 @@ public:
   bool stop_requested() const noexcept { return m_stopping.load(); }
 
 private:
+  // Throws usage_error if the job is parked: nothing may act on it any more in this run.
+  void require_not_parked(const char *method) const;
+  // Throws usage_error in in-transaction mode, or if the job is parked.
+  void require_step_call(const char *method) const;
+
   const pgjq::job &m_job;
   connection &m_conn;
   std::shared_ptr<detail::held_job> m_held;
@@ -78,7 +110,8 @@ private:
 };
 
 // Runs the job. Returning completes it; throwing fails it with the exception's message (retried or
-// dead-lettered by the server according to the queue's max_attempts and backoff).
+// dead-lettered by the server according to the queue's max_attempts and backoff). A job the handler parked
+// (job_context::wait_for_event, sleep_until) is neither completed nor failed.
 using handler = std::function<void(job_context &)>;
 
 struct worker_options
@@ -122,6 +155,7 @@ struct worker_stats
                                // with retry_in 0; in-transaction: left unreported, so untouched)
   std::uint64_t abandoned = 0; // neither completed nor failed: cancelled or lease lost while held, or
                                // (in-transaction) rolled back with their transaction: runnable again
+  std::uint64_t parked = 0;    // workflow steps parked by wait_for_event or sleep_until: claimed again later
   std::uint64_t heartbeats = 0;
   std::uint64_t idle_waits = 0; // times a runner went to sleep on LISTEN
   std::uint64_t reconnects = 0;

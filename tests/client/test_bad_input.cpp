@@ -123,6 +123,13 @@ std::vector<pgjq::job> jobs_in(pgjq::connection &db, const scoped_queue &q)
   return db.jobs(listing);
 }
 
+pgjq::step_options in(const std::string &queue)
+{
+  pgjq::step_options o;
+  o.queue = queue;
+  return o;
+}
+
 pgjq::enqueue_options into(const std::string &queue)
 {
   pgjq::enqueue_options o;
@@ -275,6 +282,31 @@ const std::vector<text_argument> &text_arguments()
          c.cancel_jobs(q, f);
        }},
       {"delete_jobs", "queue_name", false, [](conn &c, str, str bad) { c.delete_jobs(bad); }},
+      {"start_workflow", "workflow_name", false,
+       [](conn &c, str q, str bad) { c.start_workflow(pgjq::workflow_builder(bad).step("a", "t", empty, in(q))); }},
+      {"start_workflow", "steps", false,
+       [](conn &c, str q, str bad) { c.start_workflow(pgjq::workflow_builder("w").step(bad, "t", empty, in(q))); }},
+      {"start_workflow", "steps", false,
+       [](conn &c, str q, str bad) { c.start_workflow(pgjq::workflow_builder("w").step("a", bad, empty, in(q))); }},
+      {"start_workflow", "steps", false,
+       [](conn &c, str, str bad) { c.start_workflow(pgjq::workflow_builder("w").step("a", "t", empty, in(bad))); }},
+      {"start_workflow", "steps", false,
+       [](conn &c, str q, str bad)
+       { c.start_workflow(pgjq::workflow_builder("w").step("a", "t", empty, in(q)).step(bad + "b", "t").after("a")); }},
+      {"start_workflow", "workflow_key", false,
+       [](conn &c, str q, str bad)
+       { c.start_workflow(pgjq::workflow_builder("w").step("a", "t", empty, in(q)).key(bad)); }},
+      {"add_steps", "worker_id", false,
+       [](conn &c, str q, str bad) { c.add_steps(1, bad, pgjq::step_list().step("a", "t", empty, in(q))); }},
+      {"add_steps", "steps", false,
+       [](conn &c, str q, str bad) { c.add_steps(1, "w", pgjq::step_list().step("a", "t", empty, in(q)).after(bad)); }},
+      {"signal", "event_name", false, [](conn &c, str q, str bad) { c.signal(bad, empty, q); }},
+      {"signal", "queue_name", false, [](conn &c, str, str bad) { c.signal("e", empty, bad); }},
+      {"step_results", "after_step", false, [](conn &c, str, str bad) { c.step_results(1, bad); }},
+      {"checkpoint", "worker_id", false, [](conn &c, str, str bad) { c.checkpoint(1, bad, "n", 1); }},
+      {"checkpoint", "name", false, [](conn &c, str, str bad) { c.checkpoint(1, "w", bad, 1); }},
+      {"wait_for_event", "event_name", false, [](conn &c, str, str bad) { c.wait_for_event(1, "w", bad); }},
+      {"sleep_until", "name", false, [](conn &c, str, str bad) { c.sleep_until(1, "w", bad, pgjq::clock::now()); }},
       {"listen", "channel", false, [](conn &c, str, str bad) { c.listen(bad); }},
       {"unlisten", "channel", false, [](conn &c, str, str bad) { c.unlisten(bad); }},
       {"execute", "sql", false, [](conn &c, str, str bad) { c.execute("SELECT '" + bad + "'"); }},
@@ -320,6 +352,17 @@ void every_json_argument_refuses(const nlohmann::json &value, const std::string 
       {"try_enqueue", "payload", [&](pgjq::connection &c) { c.try_enqueue("t", nested, q.into()); }},
       {"enqueue_batch", "payloads", [&](pgjq::connection &c) { c.enqueue_batch("t", batch, q.into()); }},
       {"complete", "result", [&](pgjq::connection &c) { c.complete(1, "w", nested); }},
+      {"start_workflow", "steps at /1/payload",
+       [&](pgjq::connection &c)
+       {
+         pgjq::step_options o;
+         o.queue = q.name();
+         c.start_workflow(pgjq::workflow_builder("w").step("a", "t", empty, o).step("b", "t", nested, o));
+       }},
+      {"add_steps", "steps at /0/payload",
+       [&](pgjq::connection &c) { c.add_steps(1, "w", pgjq::step_list().step("b", "t", nested)); }},
+      {"signal", "payload", [&](pgjq::connection &c) { c.signal("e", nested, q.name()); }},
+      {"checkpoint", "value", [&](pgjq::connection &c) { c.checkpoint(1, "w", "n", nested); }},
       {"schedule", "payload",
        [&](pgjq::connection &c)
        {
@@ -344,6 +387,8 @@ void every_json_argument_refuses(const nlohmann::json &value, const std::string 
   pgjq::connection db(conninfo());
   BOOST_TEST(jobs_in(db, q).empty(), "a call enqueued a job");
   BOOST_TEST(!db.get_schedule(q.name() + "_s").has_value(), "the schedule was created");
+  BOOST_TEST(scalar(db.native_handle(), "SELECT count(*) FROM pgjq.workflows WHERE workflow_name = 'w'") == 0,
+             "a workflow was started");
 }
 
 const double not_a_number = std::numeric_limits<double>::quiet_NaN();

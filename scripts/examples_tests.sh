@@ -3,7 +3,8 @@
 # preloaded, so that they cannot rot: the Python producer enqueues orders with their jobs, the Python worker
 # drains them (a job type it has no handler for is failed and dead-lettered) and does not sleep through a
 # notification that arrives during a claim, the psql producer and worker
-# do the same, and the queue's totals must say exactly that. Debian's python3-psycopg, with the system's
+# do the same, and the queue's totals must say exactly that; the Python workflow's join parks until its
+# event is signalled, then reads both results. Debian's python3-psycopg, with the system's
 # python3. As root it re-executes itself as the postgres user (see scripts/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,4 +61,21 @@ done
 got=$("${psql[@]}" -c "SELECT format('%s %s %s', completed, failed, unfinished) FROM pgjq.queue_metrics
                        WHERE queue_name = 'examples'")
 [ "$got" = "22 2 0" ] || fail "after the psql worker: completed, failed, unfinished = $got, not 22 2 0"
-echo "examples: 4 passed, 0 failed"
+log "Python: workflow.py runs a fan-out and a join that waits for an event"
+wf=("$python" examples/python/workflow.py "$PGJQ_CONNINFO")
+id=$("${wf[@]}" start 7) || fail "workflow.py start"
+[ "$("${wf[@]}" start 7)" = "$id" ] || fail "a second start of order 7 did not return workflow $id"
+"${wf[@]}" work >"$cluster/workflow-1.out" || fail "workflow.py work (before the event)"
+grep -q "step ship (job [0-9]*) parked" "$cluster/workflow-1.out" || fail "the join did not park: $(cat "$cluster/workflow-1.out")"
+got=$("${psql[@]}" -c "SELECT format('%s %s', w.status, s.waiting_for) FROM pgjq.workflows w,
+                         pgjq.workflow_steps(w.id) s WHERE w.id = $id AND s.step_name = 'ship'")
+[ "$got" = "waiting event paid:7" ] || fail "before the event: workflow status, ship's wait = $got, not waiting event paid:7"
+[ "$("${wf[@]}" signal 7)" = "woken: 1" ] || fail "the signal did not wake the join"
+"${wf[@]}" work >"$cluster/workflow-2.out" || fail "workflow.py work (after the event)"
+got=$("${psql[@]}" -c "SELECT format('%s %s %s', w.status, w.steps_finished, (s.result = '{\"total\": 30, \"reserved\": 3,
+                         \"paid_by\": \"card\"}')::text) FROM pgjq.workflows w, pgjq.workflow_steps(w.id) s
+                         WHERE w.id = $id AND s.step_name = 'ship'")
+[ "$got" = "completed 3 true" ] || fail "after the event: status, steps finished, ship's result = $got, not completed 3 true
+$(cat "$cluster/workflow-2.out")"
+"${wf[@]}" show "$id" | grep -q "ship after price, stock: completed" || fail "workflow.py show: $("${wf[@]}" show "$id")"
+echo "examples: 5 passed, 0 failed"

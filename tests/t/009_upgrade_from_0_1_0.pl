@@ -250,7 +250,9 @@ my $drain = q{
 	END $$;
 	SELECT count(*) FROM pgjq.live_jobs;};
 is($sql->($drain), '0', 'every queue drains');
-is($sql->($counters), '0', 'and the counters come back to zero with it');
+# The workflow's steps were enqueued at 0.3.0, whose enqueues count in shared memory until the maintenance
+# worker folds them into the rows: the rows come back to the real counts once it has.
+ok($node->poll_query_until('upgraded', "SELECT ($counters) = 0"), 'and the counters come back to zero with it');
 
 # --- the same schema as a fresh install -----------------------------------------------------------------
 $node->safe_psql('fresh', q{CREATE EXTENSION pgjq});

@@ -95,6 +95,15 @@ SELECT break(:r, 'a');
 SELECT pgjq.retry(step_id(:r, 'b'));
 SELECT step(:r, 'b') AS b_alone;
 
+-- a retry brings back what the failure cancelled, not a step cancelled by hand
+SELECT pgjq.start_workflow('handpicked', '[{"name": "a", "job_type": "t", "queue": "wf", "max_attempts": 1},
+                                           {"name": "b", "job_type": "t", "queue": "wf", "after": ["a"]},
+                                           {"name": "c", "job_type": "t", "queue": "wf", "after": ["b"]}]') AS h \gset
+SELECT pgjq.cancel(step_id(:h, 'c'));
+SELECT break(:h, 'a');
+SELECT pgjq.retry(step_id(:h, 'a'));
+SELECT step_name, status FROM pgjq.workflow_steps(:h) ORDER BY step_name;
+
 -- on_failure = 'continue': the join runs and sees the failure; 'ignore': it sees only what completed
 SELECT pgjq.start_workflow('tolerant', '[{"name": "x", "job_type": "t", "queue": "wf", "max_attempts": 1},
                                          {"name": "y", "job_type": "t", "queue": "wf"},

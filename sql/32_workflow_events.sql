@@ -158,6 +158,10 @@ SELECT pgjq.wait_for_event(:ta_job, 'wk', 'go') AS received;
 -- the steps a worker adds are the workflow's: its starter's jobs, in queues where the starter may enqueue
 SELECT cardinality(pgjq.add_steps(:ta_job, 'wk', '[{"name": "u", "job_type": "tenant", "queue": "shared_wf", "after": ["s"]}]')) AS added;
 SELECT pgjq.add_steps(:ta_job, 'wk', '[{"name": "v", "job_type": "tenant", "queue": "ev"}]');
+RESET ROLE;
+SELECT pgjq.grant_worker('regress_wf_worker', 'ev');
+SET ROLE regress_wf_worker;
+SELECT pgjq.add_steps(:ta_job, 'wk', '[{"name": "v", "job_type": "tenant", "queue": "ev"}]');
 SELECT pgjq.complete(:ta_job, 'wk', '{"r": 1}');
 SELECT job_type, enqueued_by FROM pgjq.jobs WHERE id = (SELECT job_id FROM pgjq.workflow_steps(:ta) WHERE step_name = 'u');
 RESET ROLE;

@@ -259,13 +259,19 @@ PGJQ_API_FUNCTION(start_workflow)
     char nulls[7] = {' ', key ? ' ' : 'n', ' ', ' ', ' ', parent_job ? ' ' : 'n', ' '};
     bool isnull, found;
     int64 workflow_id;
-    if (run_plan(saved_plan(&s_new_workflow, k_new_workflow), values, nulls) == 0) {
-        // Another unfinished workflow of this role holds the key: it is the one asked for.
+    // Another unfinished workflow of this role holds the key: it is the one asked for (unless it finished
+    // between the insert and the look: then the insert is tried again).
+    for (int attempt = 0; run_plan(saved_plan(&s_new_workflow, k_new_workflow), values, nulls) == 0; attempt++) {
         Datum keyed[2] = {ObjectIdGetDatum(call.caller), values[1]};
-        run_plan_latest(saved_plan(&s_keyed_workflow, k_keyed_workflow), keyed, nullptr);
-        workflow_id = DatumGetInt64(first_value(&isnull, &found));
-        SPI_finish();
-        PG_RETURN_INT64(workflow_id);
+        if (run_plan_latest(saved_plan(&s_keyed_workflow, k_keyed_workflow), keyed, nullptr) > 0) {
+            workflow_id = DatumGetInt64(first_value(&isnull, &found));
+            SPI_finish();
+            PG_RETURN_INT64(workflow_id);
+        }
+        if (attempt >= 10)
+            ereport(ERROR,
+                    (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                     errmsg("could not start workflow with key \"%s\" under concurrent updates", key)));
     }
     workflow_id = DatumGetInt64(first_value(&isnull, &found));
     existing_steps none = {nullptr, nullptr, nullptr, nullptr, 0};
@@ -348,6 +354,10 @@ PGJQ_API_FUNCTION(add_steps)
         ereport(ERROR,
                 (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                  errmsg("workflow %lld would have more than %d steps", (long long) workflow_id, k_max_workflow_steps)));
+    // ... and the worker may only add to queues it works or produces for itself.
+    for (int i = 0; i < plan.nsteps; i++)
+        if (!holds(call, cap_worker | cap_producer, plan.steps[i].queue_name))
+            require(call, cap_worker, plan.steps[i].queue_name);
     ArrayType* ids = enqueue_steps(plan, workflow_id, existing, fail_policy, starter);
     ArrayType* result = static_cast<ArrayType*>(SPI_palloc(VARSIZE(ids)));
     memcpy(result, ids, VARSIZE(ids));
@@ -362,17 +372,23 @@ PGJQ_API_FUNCTION(cancel_workflow)
     SPI_connect();
     require_workflow(workflow_id, call, cap_admin, true, "cancel");
     Datum id = Int64GetDatum(workflow_id);
-    run_plan(saved_plan(&s_live_steps, k_live_steps), &id, nullptr);
-    bool isnull, found;
-    Datum steps = first_value(&isnull, &found);
-    archive_request cancelled = {steps,
-                                 "cancelled",
-                                 nullptr,
-                                 nullptr,
-                                 call.caller,
-                                 nullptr,
-                                 psprintf("workflow %lld was cancelled", (long long) workflow_id)};
-    uint64 n = archive_jobs(cancelled);  // waits for a step's completion in flight
+    const char* reason = psprintf("workflow %lld was cancelled", (long long) workflow_id);
+    // A completion in flight, which the archive waits for, may start steps or add some as it commits: they
+    // are cancelled by the next pass, which looks with the latest snapshot, until one finds nothing to do.
+    uint64 n = 0;
+    for (;;) {
+        run_plan_latest(saved_plan(&s_live_steps, k_live_steps), &id, nullptr);
+        bool isnull, found;
+        Datum steps = first_value(&isnull, &found);
+        ArrayType* live = DatumGetArrayTypeP(steps);
+        if (ArrayGetNItems(ARR_NDIM(live), ARR_DIMS(live)) == 0)
+            break;
+        archive_request cancelled = {steps, "cancelled", nullptr, nullptr, call.caller, nullptr, reason};
+        uint64 moved = archive_jobs(cancelled);
+        if (moved == 0)
+            break;
+        n += moved;
+    }
     // Then the workflow's row, as a settlement locks it after the steps': the end its commit settles says so.
     run_plan(saved_plan(&s_mark_cancelled, k_mark_cancelled), &id, nullptr);
     SPI_finish();

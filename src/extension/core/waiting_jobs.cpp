@@ -212,14 +212,17 @@ void settle_dependencies()
     Datum dependents = id_array(s_dependents, s_ndependents);
     s_ndependents = s_nparents = 0;
     const bool workflows = workflows_installed();
+    settled_steps settled = {nullptr, nullptr, 0, 0};
     // Rounds until no cancellation finishes another job (a chain of dependents is one round per link).
     for (bool first = true; first || s_nfinished > 0; first = false) {
         Datum finished = id_array(s_finished, s_nfinished);
         s_nfinished = 0;
         settle_dependencies_round(first ? dependents : id_array(nullptr, 0), finished);
         if (workflows)
-            settle_finished_steps(finished);
+            settle_finished_steps(finished, &settled);
     }
+    if (workflows)
+        count_settled_workflows(settled);
 }
 
 struct group_lock {

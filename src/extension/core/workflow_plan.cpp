@@ -2,6 +2,8 @@
 // workflow_plan.hpp).
 #include "core/workflow_plan.hpp"
 
+#include "core/workflows.hpp"
+
 #include "core/enqueue.hpp"
 #include "core/enqueue_dependencies.hpp"
 #include "core/lifecycle.hpp"
@@ -65,7 +67,8 @@ void read_after(const JsonbValue& v, int index, step_spec* s)
             continue;
         if (element.type != jbvString)
             refuse(index, "has an \"after\" element that is not a string");
-        s->after[s->nafter++] = pnstrdup(element.val.string.val, element.val.string.len);
+        s->after[s->nafter] = pnstrdup(element.val.string.val, element.val.string.len);
+        check_short_text(s->after[s->nafter++], "a name in \"after\"");
     }
     // Distinct, so that each edge counts once: sort and drop repeats.
     qsort(s->after, s->nafter, sizeof(char*), [](const void* a, const void* b) {
@@ -423,9 +426,13 @@ ArrayType* enqueue_steps(const step_plan& plan, int64 workflow_id, const existin
         run_plan(saved_plan(&s_record_edges, k_record_edges), edges, nullptr);
     }
     if (ncancel > 0) {
-        archive_request cancelled = {
-            PointerGetDatum(job_id_array(to_cancel, ncancel)), "cancelled", nullptr, nullptr, call.caller, nullptr,
-            "a step it depends on failed or was cancelled"};
+        archive_request cancelled = {PointerGetDatum(job_id_array(to_cancel, ncancel)),
+                                     "cancelled",
+                                     nullptr,
+                                     nullptr,
+                                     call.caller,
+                                     nullptr,
+                                     k_cancelled_by_parent};
         archive_jobs(cancelled);
     }
     return id_array;

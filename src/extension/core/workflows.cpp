@@ -17,7 +17,8 @@ using namespace pgjq;
 constexpr int64 k_sub_workflow_event_usecs = INT64CONST(7) * USECS_PER_DAY;
 
 SPIPlanPtr s_record, s_count_down, s_release, s_count_workflows, s_parent_of, s_revived_closure, s_reopen, s_recount,
-    s_hold_again, s_reopen_workflows, s_unsettled, s_unreleased, s_prune, s_prune_leftovers;
+    s_hold_again, s_reopen_workflows, s_unsettled, s_unreleased, s_prune, s_prune_leftovers, s_lock_workflows,
+    s_lock_revived;
 
 // clang-format off
 // The steps of $1 whose job is no longer live and whose row still says unfinished record their outcome.
@@ -94,7 +95,8 @@ const plan_text k_parent_of = {
     "SELECT queue_name, enqueued_by::oid FROM pgjq.live_jobs WHERE id = $1", 1, {INT8OID}};
 
 // Of $1, the steps that are live again while their row says finished, with every step downstream of them
-// that was cancelled (and is still in the history): returns the ids of the latter.
+// that their failure cancelled ($2, the cascade's reason; not one cancelled by hand) and that is still in the
+// history: returns the ids of the latter.
 const plan_text k_revived_closure = {
     "WITH RECURSIVE revived AS ("
     "  SELECT s.job_id FROM pgjq.workflow_run_steps s JOIN pgjq.live_jobs l ON l.id = s.job_id"
@@ -104,11 +106,12 @@ const plan_text k_revived_closure = {
     "  UNION"
     "  SELECT c.job_id FROM downstream d JOIN pgjq.workflow_edges e ON e.parent_job = d.job_id"
     "    JOIN pgjq.workflow_run_steps c ON c.job_id = e.child_job"
-    "   WHERE c.status = 'cancelled' AND EXISTS (SELECT 1 FROM pgjq.finished_jobs f WHERE f.id = c.job_id))"
+    "   WHERE c.status = 'cancelled' AND c.last_error = $2"
+    "     AND EXISTS (SELECT 1 FROM pgjq.finished_jobs f WHERE f.id = c.job_id))"
     " SELECT coalesce(array_agg(job_id) FILTER (WHERE job_id <> ALL (ARRAY(SELECT job_id FROM revived))), '{}'),"
     "        coalesce((SELECT array_agg(job_id) FROM revived), '{}')"
     "   FROM downstream",
-    1, {INT8ARRAYOID}};
+    2, {INT8ARRAYOID, TEXTOID}};
 // The steps $1, live again, start over: unfinished, no outcome.
 const plan_text k_reopen = {
     "UPDATE pgjq.workflow_run_steps s SET status = NULL, result = NULL, last_error = NULL, attempts = NULL,"
@@ -137,17 +140,26 @@ const plan_text k_recount = {
     1, {INT8ARRAYOID}};
 const plan_text k_hold_again = {
     "UPDATE pgjq.live_jobs SET status = 'waiting' WHERE id = ANY ($1) AND status = 'pending'", 1, {INT8ARRAYOID}};
-// Their workflows run again, counted from their steps' rows.
+// Their workflows run again, counted from their steps' rows: locked first (k_lock_workflows), then counted
+// by a statement of its own, whose snapshot sees every settlement that held a row before the lock came.
+const plan_text k_lock_workflows = {
+    "SELECT w.id FROM pgjq.workflow_runs w"
+    " WHERE w.id IN (SELECT workflow_id FROM pgjq.workflow_run_steps WHERE job_id = ANY ($1))"
+    " ORDER BY w.id FOR NO KEY UPDATE OF w",
+    1, {INT8ARRAYOID}};
 const plan_text k_reopen_workflows = {
-    "WITH touched AS MATERIALIZED ("
-    "  SELECT w.id FROM pgjq.workflow_runs w"
-    "   WHERE w.id IN (SELECT workflow_id FROM pgjq.workflow_run_steps WHERE job_id = ANY ($1))"
-    "   ORDER BY w.id FOR NO KEY UPDATE OF w)"
-    " UPDATE pgjq.workflow_runs w SET status = 'running', finished_at = NULL,"
+    "UPDATE pgjq.workflow_runs w SET status = 'running', finished_at = NULL,"
     "   steps_finished = (SELECT count(*) FROM pgjq.workflow_run_steps s WHERE s.workflow_id = w.id AND s.finished_at IS NOT NULL),"
     "   steps_failed = (SELECT count(*) FROM pgjq.workflow_run_steps s WHERE s.workflow_id = w.id"
     "                    AND s.finished_at IS NOT NULL AND s.status <> 'completed')"
-    "  FROM touched t WHERE w.id = t.id",
+    " WHERE w.id IN (SELECT workflow_id FROM pgjq.workflow_run_steps WHERE job_id = ANY ($1))",
+    1, {INT8ARRAYOID}};
+// The steps coming back and the steps they depend on, locked in id order as a settlement locks them, so that
+// a parent settling now is either seen finished by the recount or counts the reopened step down itself.
+const plan_text k_lock_revived = {
+    "SELECT s.job_id FROM pgjq.workflow_run_steps s"
+    " WHERE s.job_id = ANY ($1) OR s.job_id IN (SELECT e.parent_job FROM pgjq.workflow_edges e WHERE e.child_job = ANY ($1))"
+    " ORDER BY s.job_id FOR SHARE",
     1, {INT8ARRAYOID}};
 
 const plan_text k_unsettled = {
@@ -252,7 +264,7 @@ bool workflows_installed()
     return OidIsValid(pgjq_relation("workflow_run_steps"));
 }
 
-void settle_finished_steps(Datum finished)
+void settle_finished_steps(Datum finished, settled_steps* settled)
 {
     ArrayType* array = DatumGetArrayTypeP(finished);
     if (ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)) == 0)
@@ -277,11 +289,32 @@ void settle_finished_steps(Datum finished)
         Datum ready = PointerGetDatum(job_id_array(children.first, children.nfirst));
         run_plan_latest(saved_plan(&s_release, k_release), &ready, nullptr);
     }
-    cancel_broken(children.second, children.nsecond, "a step it depends on failed or was cancelled");
+    cancel_broken(children.second, children.nsecond, k_cancelled_by_parent);
 
-    uint64 ended = run_plan_latest(saved_plan(&s_count_workflows, k_count_workflows), outcome, nullptr);
-    if (ended == 0)
+    // Counted in their workflows once every round is done (count_settled_workflows).
+    if (settled->n + static_cast<int>(n) > settled->capacity) {
+        int capacity = Max(64, (settled->n + static_cast<int>(n)) * 2);
+        settled->ids = static_cast<Datum*>(settled->ids ? repalloc(settled->ids, sizeof(Datum) * capacity)
+                                                        : palloc(sizeof(Datum) * capacity));
+        settled->statuses =
+            static_cast<Datum*>(settled->statuses ? repalloc(settled->statuses, sizeof(Datum) * capacity)
+                                                  : palloc(sizeof(Datum) * capacity));
+        settled->capacity = capacity;
+    }
+    for (uint64 i = 0; i < n; i++) {
+        settled->ids[settled->n] = ids[i];
+        settled->statuses[settled->n++] = statuses[i];
+    }
+}
+
+void count_settled_workflows(const settled_steps& settled)
+{
+    if (settled.n == 0)
         return;
+    Datum outcome[2] = {
+        PointerGetDatum(construct_array(settled.ids, settled.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+        PointerGetDatum(construct_array(settled.statuses, settled.n, TEXTOID, -1, false, TYPALIGN_INT))};
+    uint64 ended = run_plan_latest(saved_plan(&s_count_workflows, k_count_workflows), outcome, nullptr);
     SPITupleTable* rows = SPI_tuptable;
     for (uint64 i = 0; i < ended; i++) {
         bool isnull;
@@ -296,7 +329,8 @@ void workflow_steps_revived(Datum ids)
 {
     if (s_reviving || !workflows_installed())
         return;
-    run_plan_latest(saved_plan(&s_revived_closure, k_revived_closure), &ids, nullptr);
+    Datum closure_args[2] = {ids, CStringGetTextDatum(k_cancelled_by_parent)};
+    run_plan_latest(saved_plan(&s_revived_closure, k_revived_closure), closure_args, nullptr);
     bool isnull;
     Datum downstream = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
     Datum revived = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
@@ -314,6 +348,7 @@ void workflow_steps_revived(Datum ids)
         PG_END_TRY();
     }
     Datum all = PointerGetDatum(DatumGetArrayTypeP(DirectFunctionCall2(array_cat, revived, downstream)));
+    run_plan_latest(saved_plan(&s_lock_revived, k_lock_revived), &all, nullptr);
     if (run_plan_latest(saved_plan(&s_reopen, k_reopen), &all, nullptr) == 0)
         return;
     run_plan_latest(saved_plan(&s_recount, k_recount), &all, nullptr);
@@ -322,8 +357,9 @@ void workflow_steps_revived(Datum ids)
         Datum held = PointerGetDatum(job_id_array(steps.first, steps.nfirst));
         run_plan_latest(saved_plan(&s_hold_again, k_hold_again), &held, nullptr);
     }
+    run_plan_latest(saved_plan(&s_lock_workflows, k_lock_workflows), &all, nullptr);
     run_plan_latest(saved_plan(&s_reopen_workflows, k_reopen_workflows), &all, nullptr);
-    cancel_broken(steps.second, steps.nsecond, "a step it depends on failed or was cancelled");
+    cancel_broken(steps.second, steps.nsecond, k_cancelled_by_parent);
 }
 
 int64 note_unsettled_steps()

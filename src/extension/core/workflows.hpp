@@ -9,8 +9,8 @@
 //   counter reaches 0 starts, exactly once, since concurrent transactions lower it one after the other;
 //   one whose parent failed for good is cancelled at once under on_failure = 'fail' (the next round
 //   settles it in turn);
-// - the workflow's row counts its finished and failed steps, and ends the workflow at the last one (a
-//   sub-workflow's end is the event 'workflow/<id>' for the step that started it).
+// - once no round cancels more steps, the workflow's row counts its finished and failed steps, and ends the
+//   workflow at the last one (a sub-workflow's end is the event 'workflow/<id>' for the step that started it).
 // A step adding steps (add_steps) locks the rows of the steps they depend on (FOR SHARE, which the
 // settlement's lock conflicts with), so that one of the two transactions sees the other's work, and only then
 // the workflow's row, as the settlement does: rows of steps before the workflow's.
@@ -20,12 +20,28 @@
 
 namespace pgjq {
 
+// The reason a step is cancelled with when a step it depends on failed for good or was cancelled (under
+// on_failure = 'fail'); a retry brings back the steps cancelled so, and no step cancelled otherwise.
+constexpr const char* k_cancelled_by_parent = "a step it depends on failed or was cancelled";
+
 // Whether this database has workflows (0.3.0 and later).
 bool workflows_installed();
 
-// At commit, in the rounds of core/waiting_jobs.cpp: settles the workflow steps among `finished` (an int8[]
-// of jobs that left pgjq.live_jobs; others are ignored). Requires an SPI connection, as the owner.
-void settle_finished_steps(Datum finished);
+// The steps one commit settled, in every round (palloc'd as they come; zero-initialised to start).
+struct settled_steps {
+    Datum* ids;
+    Datum* statuses;
+    int n;
+    int capacity;
+};
+
+// At commit, in each round of core/waiting_jobs.cpp: settles the workflow steps among `finished` (an int8[]
+// of jobs that left pgjq.live_jobs; others are ignored) and adds them to `settled`. Then, once no round
+// finishes more jobs, count_settled_workflows counts them in their workflows, whose rows are locked after
+// every step's row that any round locked (the order of workflows.hpp's protocol). Require an SPI connection,
+// as the owner.
+void settle_finished_steps(Datum finished, settled_steps* settled);
+void count_settled_workflows(const settled_steps& settled);
 
 // After revive_jobs brought back some of `ids` (an int8[]): those that are workflow steps start over, with
 // every step downstream of them that was cancelled (revived too), waiting for the steps they depend on

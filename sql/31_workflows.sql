@@ -184,6 +184,8 @@ SELECT pgjq.start_workflow('bad', '[{"name": "a", "job_type": "t", "queue": "no_
 SELECT pgjq.start_workflow('bad', '[]');
 SELECT pgjq.start_workflow('bad', '{"name": "a"}');
 SELECT pgjq.start_workflow('bad', '[{"name": "a", "job_type": "t"}]', on_failure => 'shrug');
+SELECT pgjq.start_workflow('bad', '[{"name": "a", "job_type": "t"}]', retention => '101 years');
+SELECT pgjq.start_workflow('bad', '[{"name": "a", "job_type": "t", "after": ["xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"]}]');
 SELECT pgjq.start_workflow('bad', (SELECT jsonb_agg(jsonb_build_object('name', 's' || i, 'job_type', 't'))
                                      FROM generate_series(1, 100001) i));
 SELECT pgjq.create_queue('forgetful');

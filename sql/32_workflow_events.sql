@@ -60,6 +60,8 @@ SELECT pgjq.fail(:imp, 'w', 'no event');
 SELECT pgjq.wait_for_event(:imp, 'w', 'never', timeout => '0');
 SELECT pgjq.wait_for_event(:imp, 'w', 'never', timeout => '2 years');
 SELECT pgjq.signal('x', '{}', 'no_such_queue');
+SELECT pgjq.signal('x', '{}', 'ev', keep_for => '0');
+SELECT pgjq.signal('', '{}', 'ev');
 
 -- durable sleep: parked until the time, then true
 SELECT pgjq.enqueue('sleeper', '{}', 'ev') AS sl \gset

@@ -1,5 +1,6 @@
-// housekeeping.cpp: recover_stale (expired leases) and prune (finished jobs, and workflows, past an age), for admins who
-// run them by hand; the maintenance worker does both on its own (maintenance/lease_recovery.cpp, prune.cpp).
+// housekeeping.cpp: recover_stale (expired leases) and prune (finished jobs and workflows past an age), for
+// admins who run them by hand; the maintenance worker does both on its own (maintenance/lease_recovery.cpp,
+// prune.cpp).
 #include "core/api_function.hpp"
 #include "core/leases.hpp"
 #include "core/workflows.hpp"

@@ -20,9 +20,9 @@ using namespace pgjq;
 // Checkpoints pgjq records for a job's waits and sleeps; a job's own checkpoint names may not take the prefix.
 constexpr const char* k_reserved_prefix = "pgjq:";
 
-SPIPlanPtr s_new_workflow, s_keyed_workflow, s_live_job, s_held, s_step_of, s_existing, s_taken_names, s_add_total,
-    s_workflow, s_queues, s_live_steps, s_mark_cancelled, s_failed_steps, s_get_checkpoint, s_count_checkpoints,
-    s_put_checkpoint, s_set_checkpoint, s_find_event, s_record_wait, s_drop_wait, s_queue_exists;
+SPIPlanPtr s_new_workflow, s_keyed_workflow, s_held, s_step_of, s_existing, s_taken_names, s_add_total, s_workflow,
+    s_queues, s_live_steps, s_mark_cancelled, s_failed_steps, s_get_checkpoint, s_count_checkpoints, s_put_checkpoint,
+    s_set_checkpoint, s_find_event, s_record_wait, s_drop_wait, s_queue_exists;
 
 // clang-format off
 const plan_text k_new_workflow = {
@@ -35,8 +35,6 @@ const plan_text k_new_workflow = {
 const plan_text k_keyed_workflow = {
     "SELECT id FROM pgjq.workflow_runs WHERE started_by = $1 AND workflow_key = $2 AND finished_at IS NULL",
     2, {REGROLEOID, TEXTOID}};
-const plan_text k_live_job = {
-    "SELECT queue_name, enqueued_by::oid FROM pgjq.live_jobs WHERE id = $1", 1, {INT8OID}};
 // The job, if the worker id ($2) and the role ($3) hold it (as fail's check): its queue and enqueuing role.
 const plan_text k_held = {
     "SELECT j.queue_name, j.enqueued_by::oid FROM pgjq.live_jobs j"
@@ -238,15 +236,10 @@ PGJQ_API_FUNCTION(start_workflow)
 
     SPI_connect();
     if (parent_job != 0) {
-        Datum id = Int64GetDatum(parent_job);
-        bool readable = false;
-        if (run_plan(saved_plan(&s_live_job, k_live_job), &id, nullptr) > 0) {
-            bool isnull;
-            Datum role = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-            readable = may_read_job(call.caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1),
-                                    isnull ? InvalidOid : DatumGetObjectId(role));
-        }
-        if (!readable)
+        char* queue_name;
+        Oid enqueued_by;
+        if (!live_job_owner(parent_job, &queue_name, &enqueued_by) ||
+            !may_read_job(call.caller, queue_name, enqueued_by))
             ereport(ERROR,
                     (errcode(ERRCODE_NO_DATA_FOUND),
                      errmsg("parent_job %lld is not a live job", (long long) parent_job),

@@ -16,9 +16,9 @@ using namespace pgjq;
 // How long the event that tells a parent step of its sub-workflow's end is kept.
 constexpr int64 k_sub_workflow_event_usecs = INT64CONST(7) * USECS_PER_DAY;
 
-SPIPlanPtr s_record, s_count_down, s_release, s_count_workflows, s_parent_of, s_revived_closure, s_reopen, s_recount,
-    s_hold_again, s_reopen_workflows, s_unsettled, s_unreleased, s_prune, s_prune_leftovers, s_lock_workflows,
-    s_lock_revived;
+SPIPlanPtr s_record, s_count_down, s_release, s_count_workflows, s_live_job_owner, s_revived_closure, s_reopen,
+    s_recount, s_hold_again, s_reopen_workflows, s_unsettled, s_unreleased, s_prune, s_prune_leftovers,
+    s_lock_workflows, s_lock_revived;
 
 // clang-format off
 // The steps of $1 whose job is no longer live and whose row still says unfinished record their outcome.
@@ -90,8 +90,7 @@ const plan_text k_count_workflows = {
     "  RETURNING w.id, w.status, w.parent_job, w.started_by, w.finished_at)"
     " SELECT id, status, parent_job FROM counted WHERE finished_at IS NOT NULL AND parent_job IS NOT NULL",
     2, {INT8ARRAYOID, TEXTARRAYOID}};
-// The queue and role of a sub-workflow's parent step, while it is live.
-const plan_text k_parent_of = {
+const plan_text k_live_job_owner = {
     "SELECT queue_name, enqueued_by::oid FROM pgjq.live_jobs WHERE id = $1", 1, {INT8OID}};
 
 // Of $1, the steps that are live again while their row says finished, with every step downstream of them
@@ -239,18 +238,15 @@ void cancel_broken(const int64* ids, int n, const char* reason)
 // A sub-workflow ended: its parent step hears of it as the event 'workflow/<id>'.
 void tell_parent(int64 workflow_id, const char* status, int64 parent_job)
 {
-    Datum parent = Int64GetDatum(parent_job);
-    if (run_plan_latest(saved_plan(&s_parent_of, k_parent_of), &parent, nullptr) == 0)
+    char* queue_name;
+    Oid role;
+    if (!live_job_owner(parent_job, &queue_name, &role))
         return;  // the parent finished meanwhile (cancelled, say): nobody waits
-    char* queue_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-    bool isnull;
-    Datum role = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
     char* name = psprintf("workflow/%lld", (long long) workflow_id);
     char* json = psprintf("{\"workflow_id\": %lld, \"status\": \"%s\"}", (long long) workflow_id, status);
     Jsonb* payload = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
     TimestampTz expires = GetCurrentTimestamp() + k_sub_workflow_event_usecs;
-    deliver_event(queue_name, name, isnull ? InvalidOid : DatumGetObjectId(role), payload, expires,
-                  isnull ? GetUserId() : DatumGetObjectId(role));
+    deliver_event(queue_name, name, role, payload, expires, OidIsValid(role) ? role : GetUserId());
 }
 
 bool s_reviving = false;  // workflow_steps_revived revives downstream steps itself
@@ -262,6 +258,18 @@ namespace pgjq {
 bool workflows_installed()
 {
     return OidIsValid(pgjq_relation("workflow_run_steps"));
+}
+
+bool live_job_owner(int64 job_id, char** queue_name, Oid* enqueued_by)
+{
+    Datum id = Int64GetDatum(job_id);
+    if (run_plan_latest(saved_plan(&s_live_job_owner, k_live_job_owner), &id, nullptr) == 0)
+        return false;
+    bool isnull;
+    Datum role = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+    *queue_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    *enqueued_by = isnull ? InvalidOid : DatumGetObjectId(role);
+    return true;
 }
 
 void settle_finished_steps(Datum finished, settled_steps* settled)

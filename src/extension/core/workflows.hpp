@@ -27,6 +27,10 @@ constexpr const char* k_cancelled_by_parent = "a step it depends on failed or wa
 // Whether this database has workflows (0.3.0 and later).
 bool workflows_installed();
 
+// The queue and the enqueuing role (InvalidOid: none recorded) of live job `job_id`, read with the latest
+// snapshot: false when it is not live. The queue name is palloc'd. Requires an SPI connection.
+bool live_job_owner(int64 job_id, char** queue_name, Oid* enqueued_by);
+
 // The steps one commit settled, in every round (palloc'd as they come; zero-initialised to start).
 struct settled_steps {
     Datum* ids;

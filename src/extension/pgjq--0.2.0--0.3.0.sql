@@ -34,6 +34,8 @@ ALTER SEQUENCE pgjq.workflow_id_seq OWNED BY pgjq.workflow_runs.id;
 CREATE UNIQUE INDEX workflow_runs_key_idx ON pgjq.workflow_runs (started_by, workflow_key)
     WHERE workflow_key IS NOT NULL AND finished_at IS NULL;
 CREATE INDEX workflow_runs_finished_idx ON pgjq.workflow_runs (finished_at) WHERE finished_at IS NOT NULL;
+-- The running workflows, whose steps the maintenance worker's sweep looks at.
+CREATE INDEX workflow_runs_running_idx ON pgjq.workflow_runs (id) WHERE finished_at IS NULL;
 
 -- One row per step, keyed by its job. unmet: how many of the steps it depends on have not finished (the
 -- join's counter: each parent that finishes subtracts itself once, under this row's lock, so a join over
@@ -58,9 +60,13 @@ CREATE TABLE pgjq.workflow_run_steps (
     started_at  timestamptz,
     finished_at timestamptz,
     CONSTRAINT workflow_step_name UNIQUE (workflow_id, step_name)
-) WITH (fillfactor = 80);
--- The steps not yet settled: what the maintenance worker's sweep looks at (core/workflows.hpp).
-CREATE INDEX workflow_run_steps_unfinished_idx ON pgjq.workflow_run_steps (job_id) WHERE finished_at IS NULL;
+) WITH (fillfactor = 50);
+-- A step's row is written twice after its insert, a commit apart: its counter (when the steps it depends on
+-- finish) and its outcome. No index names a column either writes (unmet, broken, status, the outcome,
+-- finished_at), and half of each page is left free so that the new version fits beside the old one even when
+-- one commit counts down every row of a page (a fan-out): both stay heap-only updates, which write no index
+-- entry. The maintenance worker's sweep finds unsettled steps through their running workflows
+-- (workflow_runs_running_idx, core/workflows.hpp).
 -- parent_job must finish before child_job starts.
 CREATE TABLE pgjq.workflow_edges (
     parent_job bigint NOT NULL,

@@ -2,7 +2,8 @@
 # timeout, not at the lease's or the worker's next pass (pgjq.naptime at 60 s here): the claim tells the
 # worker when the lease ends, and the lease ends at the timeout. And the waiting_jobs duty settles what no
 # committing transaction did: a group whose group_concurrency was raised by a direct UPDATE (which settles
-# nothing), and a dependency on a job that finished while its row said nothing about it.
+# nothing), a dependency on a job that finished while its row said nothing about it, and a workflow step
+# that finished so. And the first depends_on in a database whose jobs only waited as workflow steps.
 use strict;
 use warnings;
 use FindBin;
@@ -40,6 +41,19 @@ my ($stdout, $stderr) = ('', '');
 $node->psql('postgres', "SELECT pgjq.heartbeat($job, 'w')", stdout => \$stdout, stderr => \$stderr);
 like($stderr, qr/does not hold job/, 'the late worker is refused');
 
+# --- the first depends_on in a database whose jobs only waited as workflow steps ----------------------
+# Until a job is enqueued with depends_on, pgjq.job_dependencies has no page and a commit that finishes steps
+# looks for no dependents there (core/waiting_jobs.cpp); the first such job is found.
+is($sql->(q{SELECT pg_relation_size('pgjq.job_dependencies')}), '0', 'no job has depended on another yet');
+my $step_workflow = $sql->(q{SELECT pgjq.start_workflow('first', '[{"name": "s", "job_type": "first", "queue": "grp"}]')});
+my $step = $sql->("SELECT job_id FROM pgjq.workflow_steps($step_workflow)");
+my $dependent = $sql->("SELECT pgjq.enqueue('after_step', '{}', 'grp', depends_on => ARRAY[$step]::bigint[])");
+is($sql->(q{SELECT id FROM pgjq.claim_job_batch('w', ARRAY['first'], 1, 'grp')}), $step, 'the step is claimed');
+$sql->("SELECT pgjq.complete($step, 'w')");
+is($sql->("SELECT status FROM pgjq.jobs WHERE id = $dependent"), 'pending',
+	'a job that depends on a workflow step starts when the step completes');
+$sql->("SELECT pgjq.cancel($dependent)");
+
 # --- the sweep: a group opened by a direct write ---------------------------------------------------
 $sql->(q{SELECT count(pgjq.enqueue('t', '{}', 'grp', group_key => 'k')) FROM generate_series(1, 3)});
 is($sql->(q{SELECT count(*) FILTER (WHERE status = 'pending') FROM pgjq.jobs WHERE queue_name = 'grp'}), '1',
@@ -69,6 +83,29 @@ is($sql->("SELECT status FROM pgjq.jobs WHERE id = $child"), 'waiting', 'the chi
 $node->poll_query_until('postgres', "SELECT status = 'pending' FROM pgjq.jobs WHERE id = $child")
   or die 'the dependency was not settled';
 pass('the waiting_jobs duty releases a dependent whose dependency completed unseen');
+
+# --- the sweep: a workflow step that finished unseen --------------------------------------------------
+# The same direct move for a workflow's first step: the duty records its outcome, counts it in the workflow
+# and starts the step after it.
+my $workflow = $sql->(q{SELECT pgjq.start_workflow('swept', '[{"name": "a", "job_type": "t", "queue": "grp"},
+	{"name": "b", "job_type": "t", "queue": "grp", "after": ["a"]}]')});
+my ($first, $second) = split /\n/, $sql->("SELECT job_id FROM pgjq.workflow_steps($workflow) ORDER BY step_name");
+$sql->(qq{
+	WITH gone AS (DELETE FROM pgjq.live_jobs WHERE id = $first RETURNING *)
+	INSERT INTO pgjq.finished_jobs (id, queue_name, job_type, priority, status, payload, result, run_at,
+	                                events_count, created_at, finished_at, completed_at, attempts, max_attempts)
+	SELECT id, queue_name, job_type, priority, 'completed', payload, '{"swept": true}', run_at, events_count,
+	       created_at, now(), now(), attempts, max_attempts FROM gone;
+	UPDATE pgjq.queue_depth SET unfinished = unfinished - 1 WHERE queue_name = 'grp' AND slot = (
+	  SELECT slot FROM pgjq.queue_depth WHERE queue_name = 'grp' AND unfinished > 0 LIMIT 1);
+});
+is($sql->("SELECT status FROM pgjq.jobs WHERE id = $second"), 'waiting', 'the next step still waits');
+$node->poll_query_until('postgres', "SELECT status = 'pending' FROM pgjq.jobs WHERE id = $second")
+  or die 'the workflow step was not settled';
+is($sql->("SELECT status || ' ' || result::text FROM pgjq.workflow_steps($workflow) WHERE job_id = $first"),
+	'completed {"swept": true}', 'the waiting_jobs duty records the outcome of a step that finished unseen');
+is($sql->("SELECT steps_finished || ' of ' || steps_total FROM pgjq.workflows WHERE id = $workflow"), '1 of 2',
+	'counts it in its workflow, and starts the step after it');
 is($sql->(q{SELECT errors FROM pgjq.worker_status() WHERE datname = 'postgres'}), '0', 'without an error');
 
 $node->stop;

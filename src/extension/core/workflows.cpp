@@ -21,6 +21,11 @@ SPIPlanPtr s_record, s_count_down, s_release, s_count_workflows, s_live_job_owne
     s_lock_workflows, s_lock_revived;
 
 // clang-format off
+// The held steps among `ids` (a subquery) start: see k_release.
+#define RELEASE_HELD_STEPS(ids) \
+    "UPDATE pgjq.live_jobs SET status = 'pending' WHERE id = ANY (ARRAY(" \
+    "  SELECT id FROM pgjq.live_jobs WHERE id IN (" ids ") AND status = 'waiting' ORDER BY id" \
+    "   FOR NO KEY UPDATE SKIP LOCKED))"
 // The steps of $1 whose job is no longer live and whose row still says unfinished record their outcome.
 // (Completed jobs of a queue that keeps none have no history row: completed, without a result.) Returns
 // each step's job id and status.
@@ -39,7 +44,8 @@ const plan_text k_record = {
     " RETURNING s.job_id, s.status::text",
     1, {INT8ARRAYOID}};
 // The children of the steps $1 (outcomes $2) that have not finished count them down, and learn whether
-// one failed. Returns each child, whether it may start now, and whether it is to be cancelled.
+// one failed; those that may start now start (k_release, in the same statement: its rows are locked after
+// the steps' rows). Returns each child, whether it may start now, and whether it is to be cancelled.
 const plan_text k_count_down = {
     "WITH outcome AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($1::int8[]), pg_catalog.unnest($2::text[]))"
     "                   AS o(job_id, status)),"
@@ -54,20 +60,19 @@ const plan_text k_count_down = {
     "  UPDATE pgjq.workflow_run_steps s SET unmet = s.unmet - a.n, broken = s.broken OR a.broke"
     "    FROM children c JOIN arrivals a ON a.child_job = c.job_id"
     "   WHERE s.job_id = c.job_id"
-    "  RETURNING s.job_id, s.workflow_id, s.unmet, s.broken)"
-    " SELECT c.job_id, c.unmet <= 0 AND (NOT c.broken OR w.on_failure <> 'fail'),"
-    "        c.broken AND w.on_failure = 'fail'"
-    "   FROM counted c JOIN pgjq.workflow_runs w ON w.id = c.workflow_id ORDER BY c.job_id",
+    "  RETURNING s.job_id, s.workflow_id, s.unmet, s.broken),"
+    " decided AS ("
+    "  SELECT c.job_id, c.unmet <= 0 AND (NOT c.broken OR w.on_failure <> 'fail') AS ready,"
+    "         c.broken AND w.on_failure = 'fail' AS doomed"
+    "    FROM counted c JOIN pgjq.workflow_runs w ON w.id = c.workflow_id),"
+    " released AS (" RELEASE_HELD_STEPS("SELECT job_id FROM decided WHERE ready") ")"
+    " SELECT job_id, ready, doomed FROM decided ORDER BY job_id",
     2, {INT8ARRAYOID, TEXTARRAYOID}};
 // Held steps that may start: the trigger on the status announces them. A step whose row another transaction
 // holds is passed over: that one is cancelling it (a waiting job has no other writer), and waiting for it
 // here, after this transaction locked the steps' rows that its own settlement will lock, could deadlock. (If
 // it rolls back, the maintenance worker's sweep starts the step: note_unsettled_steps.)
-const plan_text k_release = {
-    "UPDATE pgjq.live_jobs SET status = 'pending' WHERE id = ANY (ARRAY("
-    "  SELECT id FROM pgjq.live_jobs WHERE id = ANY ($1) AND status = 'waiting' ORDER BY id"
-    "   FOR NO KEY UPDATE SKIP LOCKED))",
-    1, {INT8ARRAYOID}};
+const plan_text k_release = {RELEASE_HELD_STEPS("SELECT pg_catalog.unnest($1::int8[])"), 1, {INT8ARRAYOID}};
 // The workflows of the steps $1 (outcomes $2) count them; the last one ends the workflow. Returns the
 // workflows that ended.
 const plan_text k_count_workflows = {
@@ -161,16 +166,21 @@ const plan_text k_lock_revived = {
     " ORDER BY s.job_id FOR SHARE",
     1, {INT8ARRAYOID}};
 
+// The sweep looks at the steps of running workflows only (a finished workflow's steps all settled): its
+// cost follows the steps of the workflows running now, and no index on the steps names a column that
+// settling writes (the 0.3.0 script).
 const plan_text k_unsettled = {
-    "SELECT coalesce(array_agg(s.job_id), '{}') FROM pgjq.workflow_run_steps s"
-    " WHERE s.finished_at IS NULL AND NOT EXISTS (SELECT 1 FROM pgjq.live_jobs l WHERE l.id = s.job_id)",
+    "SELECT coalesce(array_agg(s.job_id), '{}') FROM pgjq.workflow_runs w"
+    "  JOIN pgjq.workflow_run_steps s ON s.workflow_id = w.id"
+    " WHERE w.finished_at IS NULL AND s.finished_at IS NULL"
+    "   AND NOT EXISTS (SELECT 1 FROM pgjq.live_jobs l WHERE l.id = s.job_id)",
     0, {}};
 // Held steps that wait for nothing (a release passed over one whose holder then rolled back).
 const plan_text k_unreleased = {
-    "SELECT coalesce(array_agg(s.job_id), '{}') FROM pgjq.workflow_run_steps s"
-    "  JOIN pgjq.live_jobs l ON l.id = s.job_id JOIN pgjq.workflow_runs w ON w.id = s.workflow_id"
-    " WHERE s.finished_at IS NULL AND s.unmet <= 0 AND (NOT s.broken OR w.on_failure <> 'fail')"
-    "   AND l.status < 'pending'",
+    "SELECT coalesce(array_agg(s.job_id), '{}') FROM pgjq.workflow_runs w"
+    "  JOIN pgjq.workflow_run_steps s ON s.workflow_id = w.id JOIN pgjq.live_jobs l ON l.id = s.job_id"
+    " WHERE w.finished_at IS NULL AND s.finished_at IS NULL AND s.unmet <= 0"
+    "   AND (NOT s.broken OR w.on_failure <> 'fail') AND l.status < 'pending'",
     0, {}};
 
 // A finished workflow goes whole ($2: an age that replaces the workflows' retention, or NULL): its row, its steps' rows, their edges and checkpoints, in one statement.
@@ -291,12 +301,8 @@ void settle_finished_steps(Datum finished, settled_steps* settled)
         PointerGetDatum(construct_array(ids, static_cast<int>(n), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
         PointerGetDatum(construct_array(statuses, static_cast<int>(n), TEXTOID, -1, false, TYPALIGN_INT))};
 
-    run_plan_latest(saved_plan(&s_count_down, k_count_down), outcome, nullptr);
+    run_plan_latest(saved_plan(&s_count_down, k_count_down), outcome, nullptr);  // starts the ready ones
     id_lists children = flagged_ids();
-    if (children.nfirst > 0) {
-        Datum ready = PointerGetDatum(job_id_array(children.first, children.nfirst));
-        run_plan_latest(saved_plan(&s_release, k_release), &ready, nullptr);
-    }
     cancel_broken(children.second, children.nsecond, k_cancelled_by_parent);
 
     // Counted in their workflows once every round is done (count_settled_workflows).

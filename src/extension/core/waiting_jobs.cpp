@@ -153,10 +153,25 @@ Datum id_array(const int64* ids, int n)
     return PointerGetDatum(job_id_array(ids, n));
 }
 
+// Whether pgjq.job_dependencies has never held a row: no page yet. A database whose jobs wait only as
+// workflow steps (which count instead, core/workflows.hpp) never writes one. A row that names a job this
+// transaction finishes was committed before the job's row could go (its enqueue locks the parent's row,
+// k_lock_parents), so a page it needed exists by the time this transaction settles.
+bool no_dependency_rows()
+{
+    Relation rel = table_open(pgjq_relation("job_dependencies"), AccessShareLock);
+    const bool empty = RelationGetNumberOfBlocks(rel) == 0;
+    table_close(rel, AccessShareLock);
+    return empty;
+}
+
 // One round: judges the new dependents and the dependents of the jobs that finished since the last round,
 // releases what is met and cancels what is broken (which may finish more jobs: the next round's).
 void settle_dependencies_round(Datum dependents, Datum finished)
 {
+    ArrayType* new_dependents = DatumGetArrayTypeP(dependents);
+    if (ArrayGetNItems(ARR_NDIM(new_dependents), ARR_DIMS(new_dependents)) == 0 && no_dependency_rows())
+        return;
     Datum values[2] = {dependents, finished};
     run_plan_latest(saved_plan(&s_judge, k_judge), values, nullptr);
     HeapTuple row = SPI_tuptable->vals[0];

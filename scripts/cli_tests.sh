@@ -76,6 +76,8 @@ no_controls "$out" "jobs"; grep -qF 'evil\x1b]0;owned\x07type' <<<"$out" && grep
 expect 0 "$pgjq" show "$hostile"
 no_controls "$out" "show"; grep -qF 'unique key  key\x1b[31m' <<<"$out" && grep -qF 'worker\x1b[1A' <<<"$out" \
   || fail "show does not show the escaped key and worker: $out"; ok
+grep -qF '    boom\x1b[2K\r\u009b31m\nline' <<<"$out" && grep -Eq '^  #1 attempt 1  .*  worker\\x1b\[1A  ran ' <<<"$out" \
+  || fail "show does not list the failed attempt, escaped: $out"; ok
 expect 0 "$pgjq" status
 no_controls "$out" "status"; ok
 expect 0 "$pgjq" queue drop hostile --force
@@ -99,6 +101,10 @@ expect 0 "$pgjq" show "$done_job"
 grep -q '"sent": true' <<<"$out" && grep -q '^job '"$done_job"'  completed' <<<"$out" || fail "show: $out"; ok
 expect 0 "$pgjq" --json show "$done_job"
 [ "$(json "data['result']['sent']" <<<"$out")" = True ] || fail "show --json: $out"; ok
+failed_mail=$("${psql[@]}" -c "SELECT id FROM pgjq.jobs WHERE queue_name = 'mail' AND status = 'failed' LIMIT 1")
+expect 0 "$pgjq" --json show "$failed_mail"
+[ "$(json "[(e['failure'], e['attempt'], e['worker_id'], e['error']) for e in data['errors']]" <<<"$out")" \
+  = "[(1, 1, 'w', 'smtp timeout')]" ] || fail "show --json does not list the failed attempt: $out"; ok
 expect 3 "$pgjq" show 999999; ok
 
 failed_job=$("${psql[@]}" -c "SELECT id FROM pgjq.jobs WHERE status = 'failed' ORDER BY id LIMIT 1")

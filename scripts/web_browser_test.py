@@ -190,6 +190,9 @@ def main():
             payload = driver.find_element(By.ID, "job-payload").text
             if "<script>" not in payload or "onerror" not in payload:
                 fail(f"the payload is not shown as text: {payload}")
+            attempts = driver.find_element(By.ID, "job-errors").text
+            if "<script>window.pgjqInjected = 3</script> smtp timeout" not in attempts or " w " not in f" {attempts} ":
+                fail(f"the failed attempt's error and worker are not shown as text: {attempts}")
             time.sleep(0.5)  # let an injected handler (an <img> that fails to load) run, were it markup
             if injected(driver) is not None:
                 fail(f"a payload's script ran (window.pgjqInjected = {injected(driver)})")

@@ -2,7 +2,8 @@
 # Runs `pgjq web` against a throwaway cluster and checks it from outside and in a real browser (Debian's
 # headless Chromium, driven by scripts/web_browser_test.py through chromedriver):
 # - as an observer: the page shows the queue and a failed job, and its retry button is refused;
-# - as an admin: no console errors, the payload's <script> shown and not run, retry makes the job pending;
+# - as an admin: no console errors, the payload's <script> shown and not run, the failed attempt's error and
+#   worker shown as text in the job's detail, retry makes the job pending;
 # - requests a browser could be tricked into: a POST without the page's CSRF token or from another origin,
 #   a request naming another Host (DNS rebinding): refused, nothing changed;
 # - the access token, on loopback and beyond: one is made and printed when none is given, and only requests

@@ -218,9 +218,10 @@ int show_job(const options &o, connection &db, std::int64_t id)
     std::cerr << "pgjq: job " << id << " does not exist (or this role may not read it)\n";
     return k_exit_not_found;
   }
+  const std::vector<job_error> errors = db.job_errors(id);
   if (o.json)
   {
-    std::cout << to_json(*j).dump() << '\n';
+    std::cout << to_json(*j, errors).dump() << '\n';
     return k_exit_ok;
   }
   // Every text a producer or worker chose goes through printable(): none may drive the terminal.
@@ -243,6 +244,22 @@ int show_job(const options &o, connection &db, std::int64_t id)
     std::cout << "group key   " << text(*j->group_key) << '\n';
   if (j->last_error)
     std::cout << "last error  " << text(*j->last_error) << '\n';
+  if (!errors.empty())
+  {
+    std::cout << "failed attempts";
+    if (errors.front().failures_not_kept > 0)
+      std::cout << " (" << errors.front().failures_not_kept << " older not kept)";
+    std::cout << '\n';
+    for (const job_error &e : errors)
+    {
+      std::cout << "  #" << e.failure << " attempt " << e.attempt << "  " << format_time(e.failed_at) << "  "
+                << text(or_dash(e.worker_id));
+      if (e.started_at)
+        std::cout << "  ran "
+                  << format_age(std::chrono::duration_cast<std::chrono::microseconds>(e.failed_at - *e.started_at));
+      std::cout << "\n    " << text(e.error) << '\n';
+    }
+  }
   std::cout << "payload\n" << printable(j->payload().dump(2), true) << '\n';
   if (j->result())
     std::cout << "result\n" << printable(j->result()->dump(2), true) << '\n';

@@ -120,6 +120,24 @@ nlohmann::json to_json(const maintenance_duty &d)
           {"last_error", optional_json(d.last_error)}};
 }
 
+nlohmann::json to_json(const job &j, const std::vector<job_error> &errors)
+{
+  nlohmann::json out = to_json(j);
+  out["errors"] = json_array(errors);
+  return out;
+}
+
+nlohmann::json to_json(const job_error &e)
+{
+  return {{"failure", e.failure},
+          {"attempt", e.attempt},
+          {"worker_id", optional_json(e.worker_id)},
+          {"started_at", optional_time(e.started_at)},
+          {"failed_at", optional_time(e.failed_at)},
+          {"error", e.error},
+          {"failures_not_kept", e.failures_not_kept}};
+}
+
 nlohmann::json to_json(const workflow_info &w)
 {
   return {{"id", w.id},

@@ -18,9 +18,12 @@ std::string format_time(time_point value);
 std::string format_age(std::chrono::microseconds value);
 
 nlohmann::json to_json(const job &j);
+// The job with its failed attempts, oldest first, under "errors" (pgjq show --json, the dashboard's detail).
+nlohmann::json to_json(const job &j, const std::vector<job_error> &errors);
 nlohmann::json to_json(const queue_stats &s);
 nlohmann::json to_json(const schedule_info &s);
 nlohmann::json to_json(const maintenance_duty &d);
+nlohmann::json to_json(const job_error &e);
 nlohmann::json to_json(const queue_latency &l);
 nlohmann::json to_json(const workflow_info &w);
 nlohmann::json to_json(const workflow_step &s);

@@ -107,7 +107,7 @@ public:
           if (!j)
             throw job_not_found("job " + rq.matches[1].str() + " does not exist (or this role may not read it)",
                                 "P0002");
-          return to_json(*j);
+          return to_json(*j, db.job_errors(j->id));
         });
     post(server, R"(/api/jobs/(\d{1,18})/retry)",
          [](connection &db, const httplib::Request &rq) -> nlohmann::json

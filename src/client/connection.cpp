@@ -336,6 +336,12 @@ std::string connection::metrics()
   return res.rows() == 0 || res.is_null(0, 0) ? std::string() : res.text(0, 0);
 }
 
+std::vector<job_error> connection::job_errors(std::int64_t job_id)
+{
+  detail::result res = run(calls::job_errors, {text(job_id)});
+  return read_all(res, detail::read_job_error);
+}
+
 std::vector<maintenance_duty> connection::maintenance()
 {
   detail::result res = run(calls::maintenance, {});

@@ -108,6 +108,20 @@ maintenance_duty read_maintenance_duty(const result &res, int row)
   return d;
 }
 
+job_error read_job_error(const result &res, int row)
+{
+  job_error e;
+  e.job_id = parse_int64(res.view(row, 0));
+  e.failure = static_cast<int>(parse_int64(res.view(row, 1)));
+  e.attempt = static_cast<int>(parse_int64(res.view(row, 2)));
+  e.worker_id = optional_text(res, row, 3);
+  e.started_at = optional_epoch(res, row, 4);
+  e.failed_at = *optional_epoch(res, row, 5);
+  e.error = res.text(row, 6);
+  e.failures_not_kept = parse_int64(res.view(row, 7));
+  return e;
+}
+
 queue_latency read_latency(const result &res, int row)
 {
   queue_latency l;

@@ -311,6 +311,11 @@ inline constexpr statement checkpoint{"pgjq_checkpoint",
                                       "SELECT pgjq.checkpoint($1, $2, $3, $4)",
                                       {{"job_id", int8}, {"worker_id", text}, {"name", text}, {"value", jsonb}}};
 inline constexpr statement checkpoints{"pgjq_checkpoints", "SELECT pgjq.checkpoints($1)", {{"job_id", int8}}};
+inline constexpr statement job_errors{"pgjq_job_errors",
+                                      "SELECT job_id, failure, attempt, worker_id, extract(epoch from started_at),"
+                                      " extract(epoch from failed_at), error, failures_not_kept"
+                                      " FROM pgjq.job_errors WHERE job_id = $1 ORDER BY failure",
+                                      {{"job_id", int8}}};
 inline constexpr statement wait_for_event{
     "pgjq_wait_for_event",
     "SELECT pgjq.wait_for_event($1, $2, $3, $4)",

@@ -243,3 +243,37 @@ CREATE FUNCTION pgjq.wait_for_event(job_id bigint, worker_id text, event_name te
     RETURNS jsonb LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_wait_for_event';
 CREATE FUNCTION pgjq.sleep_until(job_id bigint, worker_id text, name text, wake_at timestamptz)
     RETURNS boolean LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_sleep_until';
+
+-- Failed attempts -------------------------------------------------------------------------------------
+-- (core/attempt_errors.hpp)
+
+-- One row per failed attempt of a job: a worker's fail, a lease that expired, an execution timeout. failure
+-- numbers a job's failed attempts from 1 and counts on across retries by hand (whose attempts count from 1
+-- again); the newest 20 of a job are kept, the older dropped (pgjq.job_errors says how many). A row goes
+-- once its job is gone (pruned, deleted, or completed in a queue that keeps no completed jobs) and its
+-- queue's retention has passed since the attempt failed.
+CREATE TABLE pgjq.attempt_errors (
+    job_id      bigint      NOT NULL,
+    failure     integer     NOT NULL,
+    attempt     integer     NOT NULL,
+    queue_name  text        NOT NULL,
+    enqueued_by regrole,
+    worker_id   text,
+    started_at  timestamptz,
+    failed_at   timestamptz NOT NULL DEFAULT now(),
+    error       text        NOT NULL,
+    PRIMARY KEY (job_id, failure)
+);
+CREATE INDEX attempt_errors_failed_at_idx ON pgjq.attempt_errors (failed_at);
+REVOKE ALL ON pgjq.attempt_errors FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('pgjq.attempt_errors', '');
+
+-- Each failed attempt of the jobs a role may read (pgjq.jobs' rule);
+-- failures_not_kept: how many older failures of the job were dropped.
+CREATE VIEW pgjq.job_errors WITH (security_barrier) AS
+    SELECT e.job_id, e.failure, e.attempt, e.worker_id, e.started_at, e.failed_at, e.error,
+           min(e.failure) OVER (PARTITION BY e.job_id) - 1 AS failures_not_kept
+      FROM pgjq.attempt_errors e
+     WHERE pgjq.may_read_job(e.queue_name, e.enqueued_by);
+GRANT SELECT ON pgjq.job_errors TO PUBLIC;
+COMMENT ON VIEW pgjq.job_errors IS 'the error of each failed attempt of a job (the newest 20 per job), with its worker and times';

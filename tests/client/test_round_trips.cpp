@@ -153,6 +153,34 @@ BOOST_AUTO_TEST_CASE(fail_returns_pending_while_attempts_remain_and_failed_at_th
   BOOST_TEST(j->last_error.value_or("") == "second");
 }
 
+BOOST_AUTO_TEST_CASE(job_errors_lists_every_failed_attempt_with_its_worker_oldest_first)
+{
+  pgjq::queue_options qo;
+  qo.max_attempts = 3;
+  scoped_queue q(qo);
+  pgjq::connection db(conninfo());
+  const std::int64_t id = db.enqueue("t", empty, q.into());
+  BOOST_TEST(db.job_errors(id).empty());
+  const auto before = pgjq::time_point::clock::now() - std::chrono::seconds(5);
+  BOOST_REQUIRE(db.claim("w1", {}, 1, q.name()).size() == 1u);
+  db.fail(id, "w1", "first", std::chrono::microseconds(0));
+  BOOST_REQUIRE(db.claim("w2", {}, 1, q.name()).size() == 1u);
+  db.fail(id, "w2", "second", std::chrono::microseconds(0));
+  const std::vector<pgjq::job_error> errors = db.job_errors(id);
+  BOOST_REQUIRE(errors.size() == 2u);
+  BOOST_TEST(errors[0].job_id == id);
+  BOOST_TEST(errors[0].failure == 1);
+  BOOST_TEST(errors[0].attempt == 1);
+  BOOST_TEST(errors[0].worker_id.value_or("") == "w1");
+  BOOST_TEST(errors[0].error == "first");
+  BOOST_TEST(errors[1].failure == 2);
+  BOOST_TEST(errors[1].worker_id.value_or("") == "w2");
+  BOOST_TEST(errors[1].error == "second");
+  BOOST_REQUIRE(errors[1].started_at.has_value());
+  BOOST_TEST((*errors[1].started_at >= before && *errors[1].started_at <= errors[1].failed_at));
+  BOOST_TEST(errors[1].failures_not_kept == 0);
+}
+
 BOOST_AUTO_TEST_CASE(fail_with_a_delay_schedules_the_retry_for_later)
 {
   scoped_queue q;

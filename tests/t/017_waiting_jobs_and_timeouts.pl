@@ -3,7 +3,8 @@
 # worker when the lease ends, and the lease ends at the timeout. And the waiting_jobs duty settles what no
 # committing transaction did: a group whose group_concurrency was raised by a direct UPDATE (which settles
 # nothing), a dependency on a job that finished while its row said nothing about it, and a workflow step
-# that finished so. And the first depends_on in a database whose jobs only waited as workflow steps.
+# that finished so. And the first depends_on in a database whose jobs only waited as workflow steps; a
+# timed-out attempt's error, and the prune of the failed attempts of jobs gone.
 use strict;
 use warnings;
 use FindBin;
@@ -40,6 +41,22 @@ is($sql->("SELECT attempts FROM pgjq.jobs WHERE id = $job"), '1', 'and the attem
 my ($stdout, $stderr) = ('', '');
 $node->psql('postgres', "SELECT pgjq.heartbeat($job, 'w')", stdout => \$stdout, stderr => \$stderr);
 like($stderr, qr/does not hold job/, 'the late worker is refused');
+like($sql->("SELECT attempt || ' ' || worker_id || ': ' || error FROM pgjq.job_errors WHERE job_id = $job"),
+	qr/^1 w: timed out: worker w ran past the job's execution timeout of 00:00:02$/,
+	'the timed-out attempt keeps its error');
+
+# --- failed attempts of jobs gone: the prune duty removes them after the queue's retention ------------
+# A queue that keeps no completed jobs leaves nothing to prune but the errors of a job that failed once.
+$sql->(q{SELECT pgjq.create_queue('brief'); SELECT pgjq.alter_queue('brief', keep_completed => false, retention => '0')});
+my $brief = $sql->(q{SELECT pgjq.enqueue('once', '{}', 'brief')});
+$sql->(q{SELECT pgjq.claim_job_batch('w', ARRAY['once'], 1, 'brief')});
+$sql->("SELECT pgjq.fail($brief, 'w', 'first try', retry_in => '0')");
+is($sql->("SELECT count(*) FROM pgjq.attempt_errors WHERE job_id = $brief"), '1', 'the failed attempt is recorded');
+$sql->(q{SELECT pgjq.claim_job_batch('w', ARRAY['once'], 1, 'brief')});
+$sql->("SELECT pgjq.complete($brief, 'w')");
+$node->poll_query_until('postgres', "SELECT NOT EXISTS (SELECT FROM pgjq.attempt_errors WHERE job_id = $brief)")
+  or die 'the failed attempt of a job gone was not pruned';
+pass('the prune duty removes the failed attempts of a job that is gone');
 
 # --- the first depends_on in a database whose jobs only waited as workflow steps ----------------------
 # Until a job is enqueued with depends_on, pgjq.job_dependencies has no page and a commit that finishes steps

@@ -200,6 +200,13 @@ async function refreshJob() {
     ['unique key', j.unique_key], ['group key', j.group_key], ['last error', j.last_error]];
   document.getElementById('job-fields').replaceChildren(...fields.filter(([, v]) => v)
     .flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+  const errors = j.errors || [];
+  const dropped = errors.length ? errors[0].failures_not_kept : 0;
+  document.getElementById('job-errors-note').textContent =
+    errors.length ? `(${errors.length}${dropped ? `; ${dropped} older not kept` : ''})` : '(none)';
+  fill('job-errors', errors.map((e) => el('tr', {},
+    num(e.failure), num(e.attempt), cell(e.worker_id || '-'), cell(time(e.started_at)), cell(time(e.failed_at)),
+    cell(e.error, 'error'))));
   document.getElementById('job-payload').textContent = JSON.stringify(j.payload, null, 2);
   document.getElementById('job-result').textContent = j.result == null ? '-' : JSON.stringify(j.result, null, 2);
   document.getElementById('job-actions').replaceChildren(...jobActions(j));

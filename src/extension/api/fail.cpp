@@ -3,6 +3,7 @@
 // dead-letter state 'failed'.
 #include "core/announcements.hpp"
 #include "core/api_function.hpp"
+#include "core/attempt_errors.hpp"
 #include "core/job_columns.hpp"
 #include "core/lifecycle.hpp"
 #include "core/refusals.hpp"
@@ -103,6 +104,7 @@ const char* requeue_or_bury(const fail_request& r, Oid role, SPIPlanPtr requeue,
     int32 attempts = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
     int32 max_attempts = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
     if (attempts >= max_attempts) {
+        record_failed_attempt(r.job_id, attempts, r.worker_id, r.error_message, claimed_here);
         archive_request failed = {single_id_array(r.job_id),
                                   "failed",
                                   claimed_here ? nullptr : r.worker_id,
@@ -115,6 +117,7 @@ const char* requeue_or_bury(const fail_request& r, Oid role, SPIPlanPtr requeue,
     }
     int64 delay = retry_delay(attempts, r.retry_in);
     char* queue_name = claimed_here ? TextDatumGetCString(SPI_getbinval(row, desc, 5, &isnull)) : nullptr;
+    record_failed_attempt(r.job_id, attempts, r.worker_id, r.error_message, claimed_here);  // replaces the SPI row
     Datum values[3] = {Int64GetDatum(r.job_id), CStringGetTextDatum(r.error_message),
                        IntervalPGetDatum(interval_from_usecs(delay))};
     run_plan(requeue, values, nullptr);

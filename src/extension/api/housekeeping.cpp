@@ -1,7 +1,8 @@
-// housekeeping.cpp: recover_stale (expired leases) and prune (finished jobs and workflows past an age), for
-// admins who run them by hand; the maintenance worker does both on its own (maintenance/lease_recovery.cpp,
-// prune.cpp).
+// housekeeping.cpp: recover_stale (expired leases) and prune (finished jobs, workflows and the failed attempts
+// of jobs gone, past an age), for admins who run them by hand; the maintenance worker does both on its own
+// (maintenance/lease_recovery.cpp, prune.cpp).
 #include "core/api_function.hpp"
+#include "core/attempt_errors.hpp"
 #include "core/leases.hpp"
 #include "core/workflows.hpp"
 #include "pg/args.hpp"
@@ -37,9 +38,11 @@ PGJQ_API_FUNCTION(prune)
     SPI_connect();
     Datum values[1] = {IntervalPGetDatum(older_than)};
     uint64 pruned = run_plan(saved_plan(&s_prune, k_prune), values, nullptr);
-    // Workflows finished as long ago go too, whole (their count is not the jobs').
+    // Workflows finished as long ago go too, whole (their count is not the jobs'), and the failed attempts
+    // of jobs gone that failed as long ago.
     if (workflows_installed())
         prune_workflows(PG_INT32_MAX, older_than);
+    prune_attempt_errors(PG_INT32_MAX, older_than);
     SPI_finish();
     PG_RETURN_INT64(static_cast<int64>(pruned));
 }

@@ -2,7 +2,8 @@
 // retention, every pgjq.prune_interval, in transactions of at most pgjq.prune_batch_size rows that take
 // their row locks with SKIP LOCKED, so that pruning never holds long locks; and, from 0.2.0, the expired
 // uniqueness windows (enqueue's unique_for) with them; from 0.3.0 the finished workflows past their
-// retention, whole (core/workflows.hpp).
+// retention, whole (core/workflows.hpp), and the failed attempts of jobs gone (core/attempt_errors.hpp).
+#include "core/attempt_errors.hpp"
 #include "core/workflows.hpp"
 #include "maintenance/duty.hpp"
 #include "pg/catalog.hpp"
@@ -53,6 +54,8 @@ duty_outcome run(maintenance_round& round)
             run_plan(saved_plan(&s_prune_windows, k_prune_windows), values, nullptr);
         if (batch == 0 && workflows_installed())
             prune_workflows(prune_batch_size);  // workflows, not jobs: not counted in what the duty pruned
+        if (batch == 0)
+            prune_attempt_errors(prune_batch_size);  // the failed attempts of jobs gone: nor these
         bool any_left = true;
         if (deleted < static_cast<uint64>(prune_batch_size)) {
             run_plan(saved_plan(&s_any_finished, k_any_finished), nullptr, nullptr);

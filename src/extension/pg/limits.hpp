@@ -25,6 +25,8 @@ constexpr int32 k_max_attempts = 1000;
 constexpr int k_depth_slots = 16;
 // A failure's message is kept up to this many bytes (cut on a character boundary and marked beyond).
 constexpr int k_max_error_bytes = 8192;
+// Failed attempts whose error a job keeps (pgjq.job_errors): the newest ones.
+constexpr int k_kept_errors_per_job = 20;
 // Jobs one job may depend on (depends_on).
 constexpr int k_max_dependencies = 100;
 // Workflows (docs/workflows.md): steps per workflow (one call may add them all), steps a step may depend on

@@ -102,6 +102,19 @@ struct job_listing
   std::int64_t offset = 0;                             // rows skipped first, for paging
 };
 
+// One failed attempt of a job, as pgjq.job_errors shows it (0.3.0).
+struct job_error
+{
+  std::int64_t job_id = 0;
+  int failure = 0; // the job's failures numbered from 1, counting on across retries by hand
+  int attempt = 0; // the attempt that failed (a retry by hand counts attempts from 1 again)
+  std::optional<std::string> worker_id;
+  std::optional<time_point> started_at;
+  time_point failed_at;
+  std::string error;
+  std::int64_t failures_not_kept = 0; // older failures of the job that were dropped (it keeps the newest 20)
+};
+
 // One maintenance duty of one database, as pgjq.maintenance_duties() shows it (0.2.0), with the state of the
 // database's maintenance worker from pgjq.worker_status().
 struct maintenance_duty

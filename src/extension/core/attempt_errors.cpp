@@ -49,9 +49,8 @@ void record_failed_attempt(int64 job_id, int32 attempt, const char* worker_id, c
 {
     if (!attempt_errors_installed())
         return;
-    Datum values[6] = {Int64GetDatum(job_id),          Int32GetDatum(attempt),
-                       CStringGetTextDatum(worker_id), CStringGetTextDatum(error),
-                       BoolGetDatum(claimed_here),     Int32GetDatum(k_kept_errors_per_job)};
+    Datum values[6] = {Int64GetDatum(job_id),      Int32GetDatum(attempt),     CStringGetTextDatum(worker_id),
+                       CStringGetTextDatum(error), BoolGetDatum(claimed_here), Int32GetDatum(k_kept_errors_per_job)};
     run_plan(saved_plan(&s_record, k_record), values, nullptr);
 }
 

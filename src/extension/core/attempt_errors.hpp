@@ -12,14 +12,14 @@
 // failure, and the job's failures older than the newest `kept` (a parameter) go. Both CTEs see the
 // statement's snapshot: the DELETE counts the new failure in without seeing its row. The caller holds the
 // jobs' rows locked (FOR UPDATE), so no other transaction numbers a failure of the same job meanwhile.
-#define PGJQ_RECORD_FAILED_ATTEMPTS(source, kept)                                                      \
-    " recorded AS (INSERT INTO pgjq.attempt_errors"                                                    \
-    "   (job_id, failure, attempt, queue_name, enqueued_by, worker_id, started_at, error)"             \
+#define PGJQ_RECORD_FAILED_ATTEMPTS(source, kept)                                                               \
+    " recorded AS (INSERT INTO pgjq.attempt_errors"                                                             \
+    "   (job_id, failure, attempt, queue_name, enqueued_by, worker_id, started_at, error)"                      \
     "  SELECT x.id, coalesce((SELECT max(e.failure) FROM pgjq.attempt_errors e WHERE e.job_id = x.id), 0) + 1," \
-    "         x.attempt, x.queue_name, x.enqueued_by, x.worker_id, x.started_at, x.error FROM " source " x" \
-    "  RETURNING job_id),"                                                                             \
-    " trimmed AS (DELETE FROM pgjq.attempt_errors e USING " source " x"                               \
-    "  WHERE e.job_id = x.id AND e.failure <= coalesce((SELECT max(m.failure) FROM pgjq.attempt_errors m" \
+    "         x.attempt, x.queue_name, x.enqueued_by, x.worker_id, x.started_at, x.error FROM " source " x"     \
+    "  RETURNING job_id),"                                                                                      \
+    " trimmed AS (DELETE FROM pgjq.attempt_errors e USING " source " x"                                         \
+    "  WHERE e.job_id = x.id AND e.failure <= coalesce((SELECT max(m.failure) FROM pgjq.attempt_errors m"       \
     "                                                    WHERE m.job_id = x.id), 0) + 1 - " kept ")"
 
 // When a failed attempt began: the later of the claim and the worker's start (a requeued job keeps both

@@ -2,10 +2,12 @@
 # Runs the `pgjq` command line (build/pgjq) against a throwaway cluster and checks what it prints and the exit
 # codes scripts branch on: status, jobs with filters and paging, show, retry and cancel of one job and by
 # queue, workflow list/show/cancel/retry (a fan-out and a join, a step failed, its tree and confirmations),
-# queue create/alter/pause/resume/drop, schedules, maintenance, top, metrics (printed, and served over HTTP, checked by
+# queue create/alter (every setting)/pause/resume/drop, schedules and schedule pause/resume/remove, enqueue
+# (payload as an argument or on stdin), maintenance, top, metrics (printed, and served over HTTP, checked by
 # promtool, only with the access token, beside slow clients, and not on a port in use), --json everywhere
 # (parsed by python3), --help, bad usage, unknown ids, a role refused, global options after the command,
-# control characters escaped in every table, and the warning of a database no maintenance worker serves.
+# control characters escaped in every table, a database without pgjq named, and the warning of a database no
+# maintenance worker serves.
 # As root it re-executes itself as the postgres user (see scripts/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +46,18 @@ expect 0 "$pgjq" queue alter mail --max-running 5 --job-timeout 2min
 [ "$("${psql[@]}" -c "SELECT max_running, job_timeout FROM pgjq.queues WHERE queue_name = 'mail'")" = "5|00:02:00" ] \
   || fail "queue alter did not change the settings"; ok
 expect 2 "$pgjq" queue create mail --lease soon; ok                     # a duration it cannot read
+expect 2 "$pgjq" queue alter mail --retention -1d; ok                   # or out of range
+expect 2 "$pgjq" queue alter mail --keep-completed maybe; ok
+expect 0 "$pgjq" queue create tuned --retry-base 2s --retry-cap 10min --retention 2d --keep-completed false \
+  --group-concurrency 3 --rate-limit 50 --rate-interval 10s
+[ "$("${psql[@]}" -c "SELECT retry_base, retry_cap, retention, keep_completed, group_concurrency, rate_limit, rate_interval FROM pgjq.queues WHERE queue_name = 'tuned'")" \
+  = "00:00:02|00:10:00|48:00:00|f|3|50|00:00:10" ] || fail "queue create with every setting: $("${psql[@]}" -c "SELECT * FROM pgjq.queues WHERE queue_name = 'tuned'")"; ok
+expect 0 "$pgjq" queue alter tuned --rate-limit 0 --keep-completed true
+[ "$("${psql[@]}" -c "SELECT rate_limit IS NULL, keep_completed FROM pgjq.queues WHERE queue_name = 'tuned'")" = "t|t" ] \
+  || fail "queue alter --rate-limit 0 --keep-completed true"; ok
+expect 2 "$pgjq" queue alter tuned --rate-interval 2d; ok               # the server's bound, named
+grep -q 'rate_interval' <<<"$err" || fail "queue alter --rate-interval 2d: $err"; ok
+expect 0 "$pgjq" queue drop tuned
 expect 1 "$pgjq" queue create mail; ok                                  # exists already: the server says so
 "${psql[@]}" -c "SELECT pgjq.enqueue_batch('email', (SELECT jsonb_agg(jsonb_build_object('n', g)) FROM generate_series(1, 12) g), 'mail')" \
   -c "SELECT pgjq.fail(id, 'w', 'smtp timeout') FROM pgjq.claim_job_batch('w', NULL, 3, 'mail')" \
@@ -129,6 +143,39 @@ expect 0 "$pgjq" schedules
 grep -Eq '^nightly +0 3 \* \* \* +Europe/Paris +mail +report ' <<<"$out" || fail "schedules: $out"; ok
 expect 0 "$pgjq" --json schedules
 [ "$(json "data[0]['time_zone']" <<<"$out")" = Europe/Paris ] || fail "schedules --json"; ok
+schedule_paused() { "${psql[@]}" -c "SELECT paused FROM pgjq.schedules WHERE schedule_name = '$1'"; }
+expect 0 "$pgjq" schedule pause nightly
+[ "$out" = "schedule nightly paused" ] && [ "$(schedule_paused nightly)" = t ] || fail "schedule pause: $out"; ok
+expect 0 "$pgjq" --json schedule resume nightly
+[ "$(json "data['done']" <<<"$out")" = "schedule nightly resumed" ] && [ "$(schedule_paused nightly)" = f ] \
+  || fail "schedule resume: $out"; ok
+expect 3 "$pgjq" schedule pause nowhere
+grep -q 'schedule nowhere does not exist' <<<"$err" || fail "schedule pause of no schedule: $err"; ok
+"${psql[@]}" -c "SELECT pgjq.schedule('hourly', '0 * * * *', 'report', queue_name => 'mail')" >/dev/null
+expect 0 "$pgjq" schedule remove hourly
+[ "$out" = "schedule hourly removed" ] && [ "$("${psql[@]}" -c "SELECT count(*) FROM pgjq.schedules WHERE schedule_name = 'hourly'")" = 0 ] \
+  || fail "schedule remove: $out"; ok
+expect 3 "$pgjq" schedule remove hourly; ok
+
+# enqueue: the payload as an argument or on stdin, with the queue, priority, delay, key and attempts
+expect 0 "$pgjq" enqueue report '{"day": "2026-12-01"}' --queue mail --priority 7 --max-attempts 2
+queued=$out
+[ "$("${psql[@]}" -c "SELECT job_type, payload->>'day', queue_name, priority, max_attempts, status FROM pgjq.jobs WHERE id = $queued")" \
+  = "report|2026-12-01|mail|7|2|pending" ] || fail "enqueue with an argument: $out"; ok
+expect 0 "$pgjq" --json enqueue report - --queue mail --delay 1h --unique-key day-2 <<<'{"day": 2}'
+queued=$(json "data['id']" <<<"$out")
+[ "$("${psql[@]}" -c "SELECT payload->>'day', unique_key, run_at > now() + interval '50 minutes' FROM pgjq.jobs WHERE id = $queued")" \
+  = "2|day-2|t" ] || fail "enqueue from stdin with a delay and a key: $out"; ok
+expect 0 "$pgjq" enqueue report - --queue mail --unique-key day-2 <<<'{"day": 2}'
+[ "$out" = "$queued" ] || fail "enqueue with a held key returned $out, not the job holding it ($queued)"; ok
+expect 2 "$pgjq" enqueue report '[1, 2]' --queue mail
+grep -q 'the payload must be a JSON object' <<<"$err" || fail "enqueue of an array: $err"; ok
+expect 2 "$pgjq" enqueue report '{"day":' --queue mail; ok
+expect 3 "$pgjq" enqueue report '{}' --queue nowhere; ok
+expect 2 "$pgjq" enqueue report '{}' --delay nan; ok
+expect 2 "$pgjq" enqueue report '{}' --delay 1e30; ok
+"${psql[@]}" -c "DELETE FROM pgjq.live_jobs WHERE job_type = 'report'" \
+  -c "UPDATE pgjq.queue_depth SET unfinished = 0 WHERE queue_name = 'mail' AND unfinished < 0" >/dev/null
 
 "${psql[@]}" -c "SELECT pgjq.start_worker()" >/dev/null
 for _ in $(seq 50); do
@@ -322,6 +369,13 @@ expect 0 "$pgjq" jobs --help; ok
 expect 2 "$pgjq"; ok                                                    # a command is required
 expect 2 "$pgjq" frobnicate; ok
 expect 1 "$pgjq" -d "host=/nonexistent" status; ok                      # cannot connect
+"${psql[@]}" -c "CREATE DATABASE plain" >/dev/null
+for command in status "jobs" "show 1" "enqueue t {}"; do
+  # shellcheck disable=SC2086 # the command's words
+  expect 1 "$pgjq" -d "dbname=plain" $command
+  [ "$err" = "pgjq: pgjq is not installed in database plain (CREATE EXTENSION pgjq)" ] \
+    || fail "$command in a database without pgjq: $err"; ok
+done
 
 # A database no maintenance worker serves (pgjq not preloaded, no start_worker()): status warns, and so does
 # the dashboard's overview (the page shows it as a banner).

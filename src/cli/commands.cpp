@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iomanip>
+#include <iterator>
 #include <sstream>
 
 #include <csignal>
@@ -14,12 +15,15 @@
 #include <thread>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 namespace pgjq::cli
 {
 
 namespace
 {
 
+// main.cpp holds every duration to k_max_duration_s, so the product fits.
 std::chrono::microseconds seconds(double value)
 {
   return std::chrono::microseconds(static_cast<std::int64_t>(value * 1e6));
@@ -78,6 +82,12 @@ int bulk(const options &o, const bulk_action &a, const char *verb,
   return k_exit_ok;
 }
 
+int no_such_schedule(const std::string &name)
+{
+  std::cerr << "pgjq: schedule " << printable(name) << " does not exist (or this role may not see it)\n";
+  return k_exit_not_found;
+}
+
 int done(const options &o, const std::string &what)
 {
   if (o.json)
@@ -93,10 +103,17 @@ queue_options settings_of(const queue_change &c)
   q.max_pending = c.max_pending;
   q.max_attempts = c.max_attempts;
   q.max_running = c.max_running;
-  if (c.lease_s)
-    q.lease = seconds(*c.lease_s);
-  if (c.job_timeout_s)
-    q.job_timeout = seconds(*c.job_timeout_s);
+  const auto duration = [](const std::optional<double> &s)
+  { return s ? std::optional<std::chrono::microseconds>(seconds(*s)) : std::nullopt; };
+  q.lease = duration(c.lease_s);
+  q.job_timeout = duration(c.job_timeout_s);
+  q.retry_base = duration(c.retry_base_s);
+  q.retry_cap = duration(c.retry_cap_s);
+  q.retention = duration(c.retention_s);
+  q.rate_interval = duration(c.rate_interval_s);
+  q.keep_completed = c.keep_completed;
+  q.group_concurrency = c.group_concurrency;
+  q.rate_limit = c.rate_limit;
   return q;
 }
 
@@ -133,13 +150,26 @@ failure classify(const std::exception &e)
 
 int run_command(const options &o, const std::function<int(connection &)> &command)
 {
+  std::optional<connection> db;
   try
   {
-    connection db(o.conninfo);
-    return command(db);
+    db.emplace(o.conninfo);
+    return command(*db);
   }
   catch (const std::exception &e)
   {
+    // The first statement of a database without the extension finds no schema pgjq (or, dropped with
+    // its objects kept elsewhere, no table or function of it).
+    const auto *server_error = dynamic_cast<const pgjq::error *>(&e);
+    if (server_error && db && db->is_open() &&
+        (server_error->sqlstate() == "3F000" || server_error->sqlstate() == "42P01" ||
+         server_error->sqlstate() == "42883") &&
+        std::string(e.what()).find("pgjq") != std::string::npos)
+    {
+      std::cerr << "pgjq: pgjq is not installed in database " << printable(PQdb(db->native_handle()))
+                << " (CREATE EXTENSION pgjq)\n";
+      return k_exit_failed;
+    }
     std::cerr << "pgjq: " << printable(e.what(), true) << '\n';
     switch (classify(e))
     {
@@ -460,6 +490,48 @@ int list_schedules(const options &o, connection &db)
                               std::to_string(s.jobs_enqueued),
                               or_dash(s.last_error)};
                     });
+}
+
+int pause_schedule(const options &o, connection &db, const schedule_action &a, bool pause)
+{
+  if (!(pause ? db.pause_schedule(a.name) : db.resume_schedule(a.name)))
+    return no_such_schedule(a.name);
+  return done(o, "schedule " + a.name + (pause ? " paused" : " resumed"));
+}
+
+int remove_schedule(const options &o, connection &db, const schedule_action &a)
+{
+  if (!db.unschedule(a.name))
+    return no_such_schedule(a.name);
+  return done(o, "schedule " + a.name + " removed");
+}
+
+int enqueue_job(const options &o, connection &db, const enqueue_request &r)
+{
+  std::string text = "{}";
+  if (r.payload && *r.payload != "-")
+    text = *r.payload;
+  else if (r.payload || !isatty(STDIN_FILENO))
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  nlohmann::json payload = nlohmann::json::parse(text, nullptr, false);
+  if (payload.is_discarded() || !payload.is_object())
+  {
+    std::cerr << "pgjq: the payload must be a JSON object, not: " << printable(text.substr(0, 200)) << '\n';
+    return k_exit_usage;
+  }
+  enqueue_options e;
+  e.queue = r.queue;
+  e.priority = r.priority;
+  e.max_attempts = r.max_attempts;
+  e.unique_key = r.unique_key;
+  if (r.delay_s)
+    e.run_at = std::chrono::time_point_cast<time_point::duration>(time_point::clock::now() + seconds(*r.delay_s));
+  const std::int64_t id = db.enqueue(r.job_type, payload, e);
+  if (o.json)
+    std::cout << nlohmann::json{{"id", id}}.dump() << '\n';
+  else
+    std::cout << id << '\n';
+  return k_exit_ok;
 }
 
 int show_maintenance(const options &o, connection &db)

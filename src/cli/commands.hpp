@@ -30,6 +30,10 @@ enum class failure
 };
 failure classify(const std::exception &e);
 
+// The longest duration an option takes, in seconds (100 years of 365.25 days): beyond every server bound,
+// which the server then names.
+constexpr double k_max_duration_s = 100 * 365.25 * 86400;
+
 struct options
 {
   std::string conninfo;
@@ -71,10 +75,28 @@ struct queue_change
 {
   std::string name;
   std::optional<std::int64_t> max_pending;
-  std::optional<int> max_attempts, max_running;
-  std::optional<double> lease_s, job_timeout_s;
+  std::optional<int> max_attempts, max_running, group_concurrency, rate_limit;
+  std::optional<double> lease_s, job_timeout_s, retry_base_s, retry_cap_s, retention_s, rate_interval_s;
+  std::optional<bool> keep_completed;
   bool fifo = false;
   bool force = false;
+};
+
+// `pgjq enqueue`: the payload is the argument, or stdin when it is "-" (or absent and stdin is no terminal).
+struct enqueue_request
+{
+  std::string job_type;
+  std::optional<std::string> payload;
+  std::string queue = "default";
+  int priority = 100;
+  std::optional<double> delay_s;
+  std::optional<std::string> unique_key;
+  std::optional<int> max_attempts;
+};
+
+struct schedule_action
+{
+  std::string name;
 };
 
 struct top_view
@@ -117,6 +139,11 @@ int alter_queue(const options &o, connection &db, const queue_change &c);
 int pause_queue(const options &o, connection &db, const queue_change &c, bool pause);
 int drop_queue(const options &o, connection &db, const queue_change &c);
 int list_schedules(const options &o, connection &db);
+// Pause, resume or remove one schedule; exit 3 when there is no such schedule (that this role may see).
+int pause_schedule(const options &o, connection &db, const schedule_action &a, bool pause);
+int remove_schedule(const options &o, connection &db, const schedule_action &a);
+// Enqueues one job and prints its id (refusing a payload that is not a JSON object, exit 2).
+int enqueue_job(const options &o, connection &db, const enqueue_request &r);
 int show_maintenance(const options &o, connection &db);
 // A live view, refreshed in place every interval: each queue's jobs by state and its completions and failures
 // per second since the last refresh (--json: one JSON line per refresh).

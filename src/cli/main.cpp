@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <iostream>
 
 namespace
@@ -18,6 +19,25 @@ CLI::AsNumberWithUnit duration_units()
       static_cast<CLI::AsNumberWithUnit::Options>(CLI::AsNumberWithUnit::CASE_SENSITIVE |
                                                   CLI::AsNumberWithUnit::UNIT_OPTIONAL));
 }
+
+// A duration option: a unit is read (duration_units) and the value held to 0 .. k_max_duration_s, NaN refused.
+CLI::Option *add_duration(CLI::App *cmd, const std::string &name, std::optional<double> &into, const std::string &what)
+{
+  return cmd->add_option(name, into, what)
+      ->transform(duration_units())
+      ->check(CLI::Validator(
+          [](std::string &text) -> std::string
+          {
+            const double value = std::stod(text);
+            if (std::isfinite(value) && value >= 0 && value <= pgjq::cli::k_max_duration_s)
+              return {};
+            return "a duration from 0 to 100 years, not " + text + " s";
+          },
+          "DURATION"));
+}
+
+// A boolean option's value: true or false (and yes/no, on/off, 1/0), anything else refused.
+CLI::Validator boolean_word() { return CLI::IsMember({"true", "false", "yes", "no", "on", "off", "1", "0"}); }
 
 } // namespace
 
@@ -56,8 +76,7 @@ int main(int argc, char **argv)
           },
           "STATE"));
   jobs->add_option("-t,--type", jq.type, "only this job type");
-  jobs->add_option("--older-than", jq.older_than_s, "only jobs enqueued at least this long ago (30s, 5min, 2h, 1d)")
-      ->transform(duration_units());
+  add_duration(jobs, "--older-than", jq.older_than_s, "only jobs enqueued at least this long ago (30s, 5min, 2h, 1d)");
   jobs->add_option("--limit", jq.limit, "at most this many (1-10000)")->check(CLI::Range(1, 10000));
   jobs->add_option("--offset", jq.offset, "skip this many first, for paging")->check(CLI::NonNegativeNumber);
 
@@ -115,10 +134,18 @@ int main(int argc, char **argv)
     cmd->add_option("name", qc.name, "the queue's name")->required();
     cmd->add_option("--max-pending", qc.max_pending, "unfinished jobs allowed before enqueues are refused");
     cmd->add_option("--max-attempts", qc.max_attempts, "attempts before a job is dead-lettered (1-1000)");
-    cmd->add_option("--lease", qc.lease_s, "how long a claim holds a job without heartbeat")
-        ->transform(duration_units());
-    cmd->add_option("--max-running", qc.max_running, "jobs claimed or running at once, across workers");
-    cmd->add_option("--job-timeout", qc.job_timeout_s, "execution timeout of its jobs")->transform(duration_units());
+    add_duration(cmd, "--lease", qc.lease_s, "how long a claim holds a job without heartbeat");
+    cmd->add_option("--max-running", qc.max_running,
+                    "jobs claimed or running at once, across workers (alter: 0 removes)");
+    add_duration(cmd, "--job-timeout", qc.job_timeout_s, "execution timeout of its jobs (alter: 0 removes it)");
+    add_duration(cmd, "--retry-base", qc.retry_base_s, "delay before the first retry; doubles per attempt");
+    add_duration(cmd, "--retry-cap", qc.retry_cap_s, "longest delay between retries");
+    add_duration(cmd, "--retention", qc.retention_s, "how long finished jobs are kept");
+    cmd->add_option("--keep-completed", qc.keep_completed, "false: a completed job is deleted at once (true, false)")
+        ->check(boolean_word());
+    cmd->add_option("--group-concurrency", qc.group_concurrency, "jobs of one group key live at once (1-10000)");
+    cmd->add_option("--rate-limit", qc.rate_limit, "claims per --rate-interval, across workers (alter: 0 removes)");
+    add_duration(cmd, "--rate-interval", qc.rate_interval_s, "the rate limit's interval (1ms to 1d; default 1s)");
   }
   create->add_flag("--fifo", qc.fifo, "one job in flight at a time, in order");
   auto *pause = queue->add_subcommand("pause", "stop claims of a queue's jobs");
@@ -129,6 +156,24 @@ int main(int argc, char **argv)
   drop->add_flag("--force", qc.force, "also when it still has unfinished jobs (they are cancelled)");
 
   auto *schedules = app.add_subcommand("schedules", "periodic jobs: their cron, next and last run");
+  schedule_action sa;
+  auto *schedule = app.add_subcommand("schedule", "pause, resume or remove a periodic job");
+  schedule->require_subcommand(1);
+  auto *schedule_pause = schedule->add_subcommand("pause", "stop a schedule's firings until it is resumed");
+  auto *schedule_resume = schedule->add_subcommand("resume", "let a paused schedule fire again, from now on");
+  auto *schedule_remove = schedule->add_subcommand("remove", "remove a schedule (its jobs stay)");
+  for (auto *cmd : {schedule_pause, schedule_resume, schedule_remove})
+    cmd->add_option("name", sa.name, "the schedule's name")->required();
+
+  enqueue_request er;
+  auto *enqueue = app.add_subcommand("enqueue", "enqueue a job and print its id");
+  enqueue->add_option("type", er.job_type, "the job's type")->required();
+  enqueue->add_option("payload", er.payload, "a JSON object; - or none: read from stdin (none on a terminal: {})");
+  enqueue->add_option("-q,--queue", er.queue, "the queue (default: default)");
+  enqueue->add_option("--priority", er.priority, "higher runs first (0-32767, default 100)");
+  add_duration(enqueue, "--delay", er.delay_s, "not before this long from now (30s, 5min, 2h, 1d)");
+  enqueue->add_option("--unique-key", er.unique_key, "at most one unfinished job of the queue holds this key");
+  enqueue->add_option("--max-attempts", er.max_attempts, "attempts before it is dead-lettered (default: the queue's)");
   auto *maintenance = app.add_subcommand("maintenance", "the maintenance worker of each database and its duties");
 
   top_view tv;
@@ -197,6 +242,12 @@ int main(int argc, char **argv)
                          return drop_queue(o, db, qc);
                        if (*schedules)
                          return list_schedules(o, db);
+                       if (*schedule_pause || *schedule_resume)
+                         return pause_schedule(o, db, sa, schedule_pause->parsed());
+                       if (*schedule_remove)
+                         return remove_schedule(o, db, sa);
+                       if (*enqueue)
+                         return enqueue_job(o, db, er);
                        if (*maintenance)
                          return show_maintenance(o, db);
                        if (*top_cmd)

@@ -168,6 +168,12 @@ queued=$(json "data['id']" <<<"$out")
   = "2|day-2|t" ] || fail "enqueue from stdin with a delay and a key: $out"; ok
 expect 0 "$pgjq" enqueue report - --queue mail --unique-key day-2 <<<'{"day": 2}'
 [ "$out" = "$queued" ] || fail "enqueue with a held key returned $out, not the job holding it ($queued)"; ok
+# jobs --state takes what status counts: pending (due now) and scheduled (due later) apart
+expect 0 "$pgjq" --json jobs --queue mail --type report --state scheduled
+[ "$(json "[j['id'] for j in data]" <<<"$out")" = "[$queued]" ] || fail "jobs --state scheduled: $out"; ok
+expect 0 "$pgjq" --json jobs --queue mail --type report --state pending
+[ "$(json "$queued not in [j['id'] for j in data] and len(data) == 1" <<<"$out")" = True ] \
+  || fail "jobs --state pending lists a job due later, or not the one due now: $out"; ok
 expect 2 "$pgjq" enqueue report '[1, 2]' --queue mail
 grep -q 'the payload must be a JSON object' <<<"$err" || fail "enqueue of an array: $err"; ok
 expect 2 "$pgjq" enqueue report '{"day":' --queue mail; ok

@@ -219,7 +219,12 @@ int list_jobs(const options &o, connection &db, const job_query &q)
   l.queue = q.queue;
   l.job_type = q.type;
   if (q.state)
-    l.status = parse_job_status(*q.state);
+  {
+    const bool scheduled = *q.state == k_scheduled_state;
+    l.status = scheduled ? job_status::pending : parse_job_status(*q.state);
+    if (l.status == job_status::pending)
+      l.due_now = !scheduled;
+  }
   if (q.older_than_s)
     l.older_than = seconds(*q.older_than_s);
   l.limit = q.limit;

@@ -40,6 +40,10 @@ struct options
   bool json = false;
 };
 
+// `jobs --state` takes the states `status` counts: a job status, and "scheduled" (pending, due later), so that
+// "pending" means due now there as in `status`.
+inline constexpr const char *k_scheduled_state = "scheduled";
+
 struct job_query
 {
   std::optional<std::string> queue, state, type;

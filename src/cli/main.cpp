@@ -60,10 +60,13 @@ int main(int argc, char **argv)
   job_query jq;
   auto *jobs = app.add_subcommand("jobs", "list jobs, newest first");
   jobs->add_option("-q,--queue", jq.queue, "only this queue");
-  jobs->add_option("-s,--state", jq.state, "only this state")
+  jobs->add_option("-s,--state", jq.state,
+                   "only this state (as status counts them: pending is due now, scheduled later)")
       ->check(CLI::Validator(
           [](std::string &state) -> std::string
           {
+            if (state == k_scheduled_state)
+              return {};
             try
             {
               pgjq::parse_job_status(state); // the client's list of statuses is the one the command line knows

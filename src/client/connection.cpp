@@ -325,8 +325,10 @@ std::vector<job> connection::jobs(const job_listing &l)
     throw bad_argument("pgjq::connection::jobs: offset " + std::to_string(l.offset) + " is negative", "22023");
   const std::optional<std::string> status =
       l.status ? std::optional<std::string>(std::string(to_string(*l.status))) : std::nullopt;
+  const std::optional<std::string> due_now =
+      l.due_now ? std::optional<std::string>(*l.due_now ? "true" : "false") : std::nullopt;
   detail::result res = run(calls::list_jobs, {l.queue, status, l.job_type, opt(l.older_than),
-                                              text(static_cast<std::int64_t>(l.limit)), text(l.offset)});
+                                              text(static_cast<std::int64_t>(l.limit)), text(l.offset), due_now});
   return read_jobs(res);
 }
 

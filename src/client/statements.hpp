@@ -146,13 +146,15 @@ inline constexpr statement list_jobs{
     "pgjq_list_jobs",
     "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE ($1::text IS NULL OR queue_name = $1)"
     " AND ($2::text IS NULL OR status = $2::pgjq.job_status) AND ($3::text IS NULL OR job_type = $3)"
-    " AND ($4::interval IS NULL OR created_at <= now() - $4) ORDER BY id DESC LIMIT $5 OFFSET $6",
+    " AND ($4::interval IS NULL OR created_at <= now() - $4) AND ($7::boolean IS NULL OR (run_at <= now()) = $7)"
+    " ORDER BY id DESC LIMIT $5 OFFSET $6",
     {{"queue_name", text},
      {"status", text},
      {"job_type", text},
      {"older_than", interval},
      {"limit", int4},
-     {"offset", int8}}};
+     {"offset", int8},
+     {"due_now", boolean}}};
 inline constexpr statement metrics{"pgjq_metrics", "SELECT pgjq.metrics()", {}};
 inline constexpr statement maintenance{
     "pgjq_maintenance",

@@ -269,6 +269,31 @@ BOOST_AUTO_TEST_CASE(a_job_scheduled_for_later_is_not_claimed_before_its_time)
   BOOST_TEST(std::abs(delta) <= 1);
 }
 
+BOOST_AUTO_TEST_CASE(jobs_lists_pending_jobs_due_now_or_due_later_apart)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t now_id = db.enqueue("t", empty, q.into());
+  pgjq::enqueue_options later = q.into();
+  later.run_at = pgjq::clock::now() + std::chrono::hours(1);
+  const std::int64_t later_id = db.enqueue("t", empty, later);
+  pgjq::job_listing l;
+  l.queue = q.name();
+  l.status = pgjq::job_status::pending;
+  const auto ids = [&]()
+  {
+    std::vector<std::int64_t> out;
+    for (const pgjq::job &j : db.jobs(l))
+      out.push_back(j.id);
+    return out;
+  };
+  BOOST_TEST(ids() == (std::vector<std::int64_t>{later_id, now_id}));
+  l.due_now = true;
+  BOOST_TEST(ids() == (std::vector<std::int64_t>{now_id}));
+  l.due_now = false;
+  BOOST_TEST(ids() == (std::vector<std::int64_t>{later_id}));
+}
+
 BOOST_AUTO_TEST_CASE(queue_administration_round_trips_through_stats)
 {
   pgjq::queue_options qo;

@@ -98,8 +98,9 @@ struct job_listing
   std::optional<job_status> status;
   std::optional<std::string> job_type;
   std::optional<std::chrono::microseconds> older_than; // enqueued at least this long ago
-  int limit = 50;                                      // rows returned (1-10000)
-  std::int64_t offset = 0;                             // rows skipped first, for paging
+  std::optional<bool> due_now; // true: only jobs due now (run_at passed); false: only jobs due later
+  int limit = 50;              // rows returned (1-10000)
+  std::int64_t offset = 0;     // rows skipped first, for paging
 };
 
 // One failed attempt of a job, as pgjq.job_errors shows it (0.3.0).

@@ -52,6 +52,14 @@ expect 0 "$pgjq" queue create tuned --retry-base 2s --retry-cap 10min --retentio
   --group-concurrency 3 --rate-limit 50 --rate-interval 10s
 [ "$("${psql[@]}" -c "SELECT retry_base, retry_cap, retention, keep_completed, group_concurrency, rate_limit, rate_interval FROM pgjq.queues WHERE queue_name = 'tuned'")" \
   = "00:00:02|00:10:00|48:00:00|f|3|50|00:00:10" ] || fail "queue create with every setting: $("${psql[@]}" -c "SELECT * FROM pgjq.queues WHERE queue_name = 'tuned'")"; ok
+expect 0 "$pgjq" queue show tuned
+grep -q '^rate limit         50 per 10.0s$' <<<"$out" && grep -q '^keep completed     no$' <<<"$out" \
+  && grep -q '^retry base, cap    2.0s, 10m0s$' <<<"$out" && grep -q '^max running        no cap$' <<<"$out" \
+  || fail "queue show: $out"; ok
+expect 0 "$pgjq" --json queue show tuned
+[ "$(json "(data['retention_s'], data['group_concurrency'], data['rate_limit'], data['job_timeout_s'])" <<<"$out")" \
+  = "(172800.0, 3, 50, None)" ] || fail "queue show --json: $out"; ok
+expect 3 "$pgjq" queue show nowhere; ok
 expect 0 "$pgjq" queue alter tuned --rate-limit 0 --keep-completed true
 [ "$("${psql[@]}" -c "SELECT rate_limit IS NULL, keep_completed FROM pgjq.queues WHERE queue_name = 'tuned'")" = "t|t" ] \
   || fail "queue alter --rate-limit 0 --keep-completed true"; ok

@@ -464,6 +464,40 @@ int alter_queue(const options &o, connection &db, const queue_change &c)
   return done(o, "queue " + c.name + " changed");
 }
 
+int show_queue(const options &o, connection &db, const queue_change &c)
+{
+  const std::optional<queue_info> q = db.get_queue(c.name);
+  if (!q)
+  {
+    std::cerr << "pgjq: queue " << printable(c.name) << " does not exist\n";
+    return k_exit_not_found;
+  }
+  if (o.json)
+  {
+    std::cout << to_json(*q).dump() << '\n';
+    return k_exit_ok;
+  }
+  const auto yes_no = [](bool value) { return value ? "yes" : "no"; };
+  const auto number_or = [](const auto &value, const char *none)
+  { return value ? std::to_string(*value) : std::string(none); };
+  std::cout << "queue              " << q->queue << (q->paused ? "  (paused)" : "") << '\n'
+            << "max pending        " << number_or(q->max_pending, "no limit") << '\n'
+            << "fifo               " << yes_no(q->fifo) << '\n'
+            << "max attempts       " << q->max_attempts << '\n'
+            << "lease              " << format_age(q->lease) << '\n'
+            << "retry base, cap    " << format_age(q->retry_base) << ", " << format_age(q->retry_cap) << '\n'
+            << "retention          " << format_age(q->retention) << '\n'
+            << "keep completed     " << yes_no(q->keep_completed) << '\n'
+            << "group concurrency  " << q->group_concurrency << '\n'
+            << "max running        " << number_or(q->max_running, "no cap") << '\n'
+            << "rate limit         "
+            << (q->rate_limit ? std::to_string(*q->rate_limit) + " per " + format_age(q->rate_interval) : "none")
+            << '\n'
+            << "job timeout        " << (q->job_timeout ? format_age(*q->job_timeout) : "none") << '\n'
+            << "created            " << format_time(q->created_at) << '\n';
+  return k_exit_ok;
+}
+
 int pause_queue(const options &o, connection &db, const queue_change &c, bool pause)
 {
   if (pause)

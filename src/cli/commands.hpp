@@ -141,6 +141,8 @@ int retry_workflow(const options &o, connection &db, const workflow_action &a);
 int create_queue(const options &o, connection &db, const queue_change &c);
 int alter_queue(const options &o, connection &db, const queue_change &c);
 int pause_queue(const options &o, connection &db, const queue_change &c, bool pause);
+// Every setting of the queue (exit 3 when there is none of that name).
+int show_queue(const options &o, connection &db, const queue_change &c);
 int drop_queue(const options &o, connection &db, const queue_change &c);
 int list_schedules(const options &o, connection &db);
 // Pause, resume or remove one schedule; exit 3 when there is no such schedule (that this role may see).

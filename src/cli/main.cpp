@@ -128,7 +128,7 @@ int main(int argc, char **argv)
     cmd->add_flag("-y,--yes", wa.yes, "do not ask for confirmation");
 
   queue_change qc;
-  auto *queue = app.add_subcommand("queue", "create, change, pause, resume or drop a queue");
+  auto *queue = app.add_subcommand("queue", "create, show, change, pause, resume or drop a queue");
   queue->require_subcommand(1);
   auto *create = queue->add_subcommand("create", "create a queue");
   auto *alter = queue->add_subcommand("alter", "change a queue's settings");
@@ -151,10 +151,11 @@ int main(int argc, char **argv)
     add_duration(cmd, "--rate-interval", qc.rate_interval_s, "the rate limit's interval (1ms to 1d; default 1s)");
   }
   create->add_flag("--fifo", qc.fifo, "one job in flight at a time, in order");
+  auto *queue_show = queue->add_subcommand("show", "every setting of a queue");
   auto *pause = queue->add_subcommand("pause", "stop claims of a queue's jobs");
   auto *resume = queue->add_subcommand("resume", "let a paused queue's jobs be claimed again");
   auto *drop = queue->add_subcommand("drop", "drop a queue");
-  for (auto *cmd : {pause, resume, drop})
+  for (auto *cmd : {queue_show, pause, resume, drop})
     cmd->add_option("name", qc.name, "the queue's name")->required();
   drop->add_flag("--force", qc.force, "also when it still has unfinished jobs (they are cancelled)");
 
@@ -239,6 +240,8 @@ int main(int argc, char **argv)
                          return create_queue(o, db, qc);
                        if (*alter)
                          return alter_queue(o, db, qc);
+                       if (*queue_show)
+                         return show_queue(o, db, qc);
                        if (*pause || *resume)
                          return pause_queue(o, db, qc, pause->parsed());
                        if (*drop)

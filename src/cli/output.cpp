@@ -127,6 +127,27 @@ nlohmann::json to_json(const job &j, const std::vector<job_error> &errors)
   return out;
 }
 
+nlohmann::json to_json(const queue_info &q)
+{
+  const auto seconds = [](std::chrono::microseconds d) { return static_cast<double>(d.count()) / 1e6; };
+  return {{"queue", q.queue},
+          {"max_pending", q.max_pending ? nlohmann::json(*q.max_pending) : nlohmann::json()},
+          {"fifo", q.fifo},
+          {"max_attempts", q.max_attempts},
+          {"lease_s", seconds(q.lease)},
+          {"retry_base_s", seconds(q.retry_base)},
+          {"retry_cap_s", seconds(q.retry_cap)},
+          {"retention_s", seconds(q.retention)},
+          {"keep_completed", q.keep_completed},
+          {"paused", q.paused},
+          {"group_concurrency", q.group_concurrency},
+          {"max_running", q.max_running ? nlohmann::json(*q.max_running) : nlohmann::json()},
+          {"rate_limit", q.rate_limit ? nlohmann::json(*q.rate_limit) : nlohmann::json()},
+          {"rate_interval_s", seconds(q.rate_interval)},
+          {"job_timeout_s", q.job_timeout ? nlohmann::json(seconds(*q.job_timeout)) : nlohmann::json()},
+          {"created_at", format_time(q.created_at)}};
+}
+
 nlohmann::json to_json(const job_error &e)
 {
   return {{"failure", e.failure},

@@ -24,6 +24,7 @@ nlohmann::json to_json(const queue_stats &s);
 nlohmann::json to_json(const schedule_info &s);
 nlohmann::json to_json(const maintenance_duty &d);
 nlohmann::json to_json(const job_error &e);
+nlohmann::json to_json(const queue_info &q);
 nlohmann::json to_json(const queue_latency &l);
 nlohmann::json to_json(const workflow_info &w);
 nlohmann::json to_json(const workflow_step &s);

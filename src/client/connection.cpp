@@ -338,6 +338,14 @@ std::string connection::metrics()
   return res.rows() == 0 || res.is_null(0, 0) ? std::string() : res.text(0, 0);
 }
 
+std::optional<queue_info> connection::get_queue(const std::string &queue)
+{
+  detail::result res = run(calls::get_queue, {queue});
+  if (res.rows() == 0)
+    return std::nullopt;
+  return detail::read_queue_info(res, 0);
+}
+
 std::vector<job_error> connection::job_errors(std::int64_t job_id)
 {
   detail::result res = run(calls::job_errors, {text(job_id)});

@@ -1,6 +1,8 @@
 // rows.cpp: decoding the rows that the column lists of rows.hpp select.
 #include "rows.hpp"
 
+#include <cmath>
+
 #include "codec.hpp"
 
 namespace pgjq
@@ -106,6 +108,35 @@ maintenance_duty read_maintenance_duty(const result &res, int row)
   d.next_run = optional_epoch(res, row, 7);
   d.last_error = optional_text(res, row, 8);
   return d;
+}
+
+queue_info read_queue_info(const result &res, int row)
+{
+  const auto duration = [&](int col) {
+    return std::chrono::microseconds(static_cast<std::int64_t>(std::llround(parse_double(res.view(row, col)) * 1e6)));
+  };
+  queue_info q;
+  q.queue = res.text(row, 0);
+  if (!res.is_null(row, 1))
+    q.max_pending = parse_int64(res.view(row, 1));
+  q.fifo = parse_bool(res.view(row, 2));
+  q.max_attempts = static_cast<int>(parse_int64(res.view(row, 3)));
+  q.lease = duration(4);
+  q.retry_base = duration(5);
+  q.retry_cap = duration(6);
+  q.retention = duration(7);
+  q.keep_completed = parse_bool(res.view(row, 8));
+  q.paused = parse_bool(res.view(row, 9));
+  q.group_concurrency = static_cast<int>(parse_int64(res.view(row, 10)));
+  if (!res.is_null(row, 11))
+    q.max_running = static_cast<int>(parse_int64(res.view(row, 11)));
+  if (!res.is_null(row, 12))
+    q.rate_limit = static_cast<int>(parse_int64(res.view(row, 12)));
+  q.rate_interval = duration(13);
+  if (!res.is_null(row, 14))
+    q.job_timeout = duration(14);
+  q.created_at = *optional_epoch(res, row, 15);
+  return q;
 }
 
 job_error read_job_error(const result &res, int row)

@@ -313,6 +313,13 @@ inline constexpr statement checkpoint{"pgjq_checkpoint",
                                       "SELECT pgjq.checkpoint($1, $2, $3, $4)",
                                       {{"job_id", int8}, {"worker_id", text}, {"name", text}, {"value", jsonb}}};
 inline constexpr statement checkpoints{"pgjq_checkpoints", "SELECT pgjq.checkpoints($1)", {{"job_id", int8}}};
+inline constexpr statement get_queue{
+    "pgjq_get_queue",
+    "SELECT queue_name, max_pending, fifo, max_attempts, extract(epoch from lease), extract(epoch from retry_base),"
+    " extract(epoch from retry_cap), extract(epoch from retention), keep_completed, paused, group_concurrency,"
+    " max_running, rate_limit, extract(epoch from rate_interval), extract(epoch from job_timeout),"
+    " extract(epoch from created_at) FROM pgjq.queues WHERE queue_name = $1",
+    {{"queue_name", text}}};
 inline constexpr statement job_errors{"pgjq_job_errors",
                                       "SELECT job_id, failure, attempt, worker_id, extract(epoch from started_at),"
                                       " extract(epoch from failed_at), error, failures_not_kept"

@@ -294,6 +294,29 @@ BOOST_AUTO_TEST_CASE(jobs_lists_pending_jobs_due_now_or_due_later_apart)
   BOOST_TEST(ids() == (std::vector<std::int64_t>{later_id}));
 }
 
+BOOST_AUTO_TEST_CASE(get_queue_returns_every_setting_and_nothing_for_an_unknown_queue)
+{
+  pgjq::queue_options qo;
+  qo.max_attempts = 4;
+  qo.retention = std::chrono::hours(30);
+  qo.rate_limit = 20;
+  qo.rate_interval = std::chrono::seconds(5);
+  qo.keep_completed = false;
+  scoped_queue q(qo);
+  pgjq::connection db(conninfo());
+  const std::optional<pgjq::queue_info> info = db.get_queue(q.name());
+  BOOST_REQUIRE(info.has_value());
+  BOOST_TEST(info->queue == q.name());
+  BOOST_TEST(info->max_attempts == 4);
+  BOOST_TEST(info->retention.count() == std::chrono::microseconds(std::chrono::hours(30)).count());
+  BOOST_TEST(info->rate_limit.value_or(0) == 20);
+  BOOST_TEST(info->rate_interval.count() == 5000000);
+  BOOST_TEST(!info->keep_completed);
+  BOOST_TEST(!info->max_pending.has_value());
+  BOOST_TEST(!info->job_timeout.has_value());
+  BOOST_TEST(!db.get_queue("no-such-queue-here").has_value());
+}
+
 BOOST_AUTO_TEST_CASE(queue_administration_round_trips_through_stats)
 {
   pgjq::queue_options qo;

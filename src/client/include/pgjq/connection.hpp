@@ -176,6 +176,8 @@ public:
   // Empty when this role may not read pgjq.worker_status() (admin or observer of every queue).
   std::optional<bool> maintenance_served();
   std::vector<queue_stats> stats();
+  // The queue's settings, or empty when there is no such queue.
+  std::optional<queue_info> get_queue(const std::string &queue);
   // pgjq.queue_latency (0.2.0): wait and run times per queue the role may read.
   std::vector<queue_latency> latency();
   std::optional<queue_stats> stats(const std::string &queue);

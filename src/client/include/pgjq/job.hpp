@@ -103,6 +103,23 @@ struct job_listing
   std::int64_t offset = 0;     // rows skipped first, for paging
 };
 
+// A queue's settings, as pgjq.queues holds them (create_queue and alter_queue set them). Durations are
+// empty where the queue has none (no execution timeout).
+struct queue_info
+{
+  std::string queue;
+  std::optional<std::int64_t> max_pending;
+  bool fifo = false;
+  int max_attempts = 0;
+  std::chrono::microseconds lease{}, retry_base{}, retry_cap{}, retention{}, rate_interval{};
+  bool keep_completed = true;
+  bool paused = false;
+  int group_concurrency = 1;
+  std::optional<int> max_running, rate_limit;
+  std::optional<std::chrono::microseconds> job_timeout;
+  time_point created_at{};
+};
+
 // One failed attempt of a job, as pgjq.job_errors shows it (0.3.0).
 struct job_error
 {

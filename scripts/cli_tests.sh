@@ -383,6 +383,11 @@ expect 0 "$pgjq" jobs --help; ok
 expect 2 "$pgjq"; ok                                                    # a command is required
 expect 2 "$pgjq" frobnicate; ok
 expect 1 "$pgjq" -d "host=/nonexistent" status; ok                      # cannot connect
+# A database still at 0.2.0 keeps no failed attempts: show still shows the job, without them.
+"${psql[@]}" -c "CREATE DATABASE older" >/dev/null
+older_job=$("${psql[@]}" -d older -c "CREATE EXTENSION pgjq VERSION '0.2.0'" -c "SELECT pgjq.enqueue('t', '{}')")
+expect 0 "$pgjq" -d "dbname=older" show "$older_job"
+grep -q "^job $older_job  pending" <<<"$out" && ! grep -q 'failed attempts' <<<"$out" || fail "show in a 0.2.0 database: $out $err"; ok
 "${psql[@]}" -c "CREATE DATABASE plain" >/dev/null
 for command in status "jobs" "show 1" "enqueue t {}"; do
   # shellcheck disable=SC2086 # the command's words

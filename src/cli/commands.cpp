@@ -82,6 +82,15 @@ int bulk(const options &o, const bulk_action &a, const char *verb,
   return k_exit_ok;
 }
 
+// Whether the database has the extension (false too when that cannot be read).
+bool extension_installed(connection &db)
+{
+  PGresult *res = PQexec(db.native_handle(), "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'pgjq'");
+  const bool installed = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
+  PQclear(res);
+  return installed;
+}
+
 int no_such_schedule(const std::string &name)
 {
   std::cerr << "pgjq: schedule " << printable(name) << " does not exist (or this role may not see it)\n";
@@ -158,13 +167,13 @@ int run_command(const options &o, const std::function<int(connection &)> &comman
   }
   catch (const std::exception &e)
   {
-    // The first statement of a database without the extension finds no schema pgjq (or, dropped with
-    // its objects kept elsewhere, no table or function of it).
+    // The first statement of a database without the extension finds no schema pgjq, or no table or function
+    // of it; so does a statement this version has and the database's older version lacks: asked which.
     const auto *server_error = dynamic_cast<const pgjq::error *>(&e);
     if (server_error && db && db->is_open() &&
         (server_error->sqlstate() == "3F000" || server_error->sqlstate() == "42P01" ||
          server_error->sqlstate() == "42883") &&
-        std::string(e.what()).find("pgjq") != std::string::npos)
+        std::string(e.what()).find("pgjq") != std::string::npos && !extension_installed(*db))
     {
       std::cerr << "pgjq: pgjq is not installed in database " << printable(PQdb(db->native_handle()))
                 << " (CREATE EXTENSION pgjq)\n";

@@ -348,6 +348,9 @@ std::optional<queue_info> connection::get_queue(const std::string &queue)
 
 std::vector<job_error> connection::job_errors(std::int64_t job_id)
 {
+  // A database not yet updated to 0.3.0 keeps no failed attempts: none, rather than a failed statement.
+  if (run(calls::has_job_errors, {}).text(0, 0) != "t")
+    return {};
   detail::result res = run(calls::job_errors, {text(job_id)});
   return read_all(res, detail::read_job_error);
 }

@@ -320,6 +320,8 @@ inline constexpr statement get_queue{
     " max_running, rate_limit, extract(epoch from rate_interval), extract(epoch from job_timeout),"
     " extract(epoch from created_at) FROM pgjq.queues WHERE queue_name = $1",
     {{"queue_name", text}}};
+inline constexpr statement has_job_errors{
+    "pgjq_has_job_errors", "SELECT to_regclass('pgjq.job_errors') IS NOT NULL", {}};
 inline constexpr statement job_errors{"pgjq_job_errors",
                                       "SELECT job_id, failure, attempt, worker_id, extract(epoch from started_at),"
                                       " extract(epoch from failed_at), error, failures_not_kept"

@@ -163,7 +163,7 @@ public:
   // Reading ------------------------------------------------------------------------------------------
   std::optional<job> get_job(std::int64_t job_id);
   // The job's failed attempts, oldest first (pgjq.job_errors, 0.3.0): empty for a job that never failed or
-  // that this role may not read.
+  // that this role may not read, and in a database still at 0.2.0 or 0.1.0.
   std::vector<job_error> job_errors(std::int64_t job_id);
   // The jobs that match, newest first (throws bad_argument for a limit outside 1-10000 or a negative offset).
   std::vector<job> jobs(const job_listing &listing);

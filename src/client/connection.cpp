@@ -43,6 +43,13 @@ std::optional<std::string> opt(const std::optional<int> &value)
   return text(static_cast<std::int64_t>(*value));
 }
 
+std::optional<std::string> timestamp_param(const std::optional<time_point> &value)
+{
+  if (!value)
+    return std::nullopt;
+  return detail::format_timestamp(*value);
+}
+
 // A batch's keys: NULL for none given.
 std::optional<std::string> keys(const std::vector<std::optional<std::string>> &values)
 {
@@ -316,6 +323,22 @@ std::optional<job> connection::get_job(std::int64_t job_id)
   return detail::read_job(res, 0);
 }
 
+namespace
+{
+
+// The parameters PGJQ_JOB_LISTING_MATCHES takes, from a listing.
+params listing_params(const job_listing &l)
+{
+  const std::optional<std::string> status =
+      l.status ? std::optional<std::string>(std::string(to_string(*l.status))) : std::nullopt;
+  const std::optional<std::string> due_now =
+      l.due_now ? std::optional<std::string>(*l.due_now ? "true" : "false") : std::nullopt;
+  return {
+      l.queue, status, l.job_type, opt(l.older_than), due_now, opt(l.before_id), timestamp_param(l.finished_before)};
+}
+
+} // namespace
+
 std::vector<job> connection::jobs(const job_listing &l)
 {
   if (l.limit < 1 || l.limit > 10000)
@@ -323,13 +346,21 @@ std::vector<job> connection::jobs(const job_listing &l)
                        "22023");
   if (l.offset < 0)
     throw bad_argument("pgjq::connection::jobs: offset " + std::to_string(l.offset) + " is negative", "22023");
-  const std::optional<std::string> status =
-      l.status ? std::optional<std::string>(std::string(to_string(*l.status))) : std::nullopt;
-  const std::optional<std::string> due_now =
-      l.due_now ? std::optional<std::string>(*l.due_now ? "true" : "false") : std::nullopt;
-  detail::result res = run(calls::list_jobs, {l.queue, status, l.job_type, opt(l.older_than),
-                                              text(static_cast<std::int64_t>(l.limit)), text(l.offset), due_now});
-  return read_jobs(res);
+  params p = listing_params(l);
+  p.push_back(text(static_cast<std::int64_t>(l.limit)));
+  p.push_back(text(l.offset));
+  return read_jobs(run(calls::list_jobs, p));
+}
+
+std::int64_t connection::count_jobs(const job_listing &l, std::int64_t at_most)
+{
+  if (at_most < 1 || at_most > 10000000)
+    throw bad_argument(
+        "pgjq::connection::count_jobs: at_most " + std::to_string(at_most) + " is not between 1 and 10000000", "22023");
+  params p = listing_params(l);
+  p.push_back(text(at_most));
+  const auto count = single_int(run(calls::count_jobs, p));
+  return count ? *count : 0;
 }
 
 std::string connection::metrics()
@@ -443,13 +474,6 @@ std::int64_t connection::prune(std::chrono::microseconds older_than)
 
 namespace
 {
-
-std::optional<std::string> timestamp_param(const std::optional<time_point> &value)
-{
-  if (!value)
-    return std::nullopt;
-  return detail::format_timestamp(*value);
-}
 
 bool single_bool(const detail::result &res)
 {

@@ -142,19 +142,27 @@ inline constexpr statement fail{
 // Reading
 inline constexpr statement get_job{
     "pgjq_get_job", "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE id = $1", {{"job_id", int8}}};
-inline constexpr statement list_jobs{
-    "pgjq_list_jobs",
-    "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE ($1::text IS NULL OR queue_name = $1)"
-    " AND ($2::text IS NULL OR status = $2::pgjq.job_status) AND ($3::text IS NULL OR job_type = $3)"
-    " AND ($4::interval IS NULL OR created_at <= now() - $4) AND ($7::boolean IS NULL OR (run_at <= now()) = $7)"
-    " ORDER BY id DESC LIMIT $5 OFFSET $6",
-    {{"queue_name", text},
-     {"status", text},
-     {"job_type", text},
-     {"older_than", interval},
-     {"limit", int4},
-     {"offset", int8},
-     {"due_now", boolean}}};
+// What jobs() and count_jobs() select: $1 queue, $2 status, $3 job_type, $4 older_than, $5 due_now,
+// $6 before_id, $7 finished_before (each NULL: any).
+#define PGJQ_JOB_LISTING_MATCHES                                                                                       \
+  "($1::text IS NULL OR queue_name = $1) AND ($2::text IS NULL OR status = $2::pgjq.job_status)"                       \
+  " AND ($3::text IS NULL OR job_type = $3) AND ($4::interval IS NULL OR created_at <= now() - $4)"                    \
+  " AND ($5::boolean IS NULL OR (run_at <= now()) = $5) AND ($6::bigint IS NULL OR id < $6)"                           \
+  " AND ($7::timestamptz IS NULL OR coalesce(completed_at, failed_at, cancelled_at) < $7)"
+#define PGJQ_JOB_LISTING_PARAMETERS                                                                                    \
+  {"queue_name", text}, {"status", text}, {"job_type", text}, {"older_than", interval}, {"due_now", boolean},          \
+      {"before_id", int8},                                                                                             \
+  {                                                                                                                    \
+    "finished_before", timestamptz                                                                                     \
+  }
+inline constexpr statement list_jobs{"pgjq_list_jobs",
+                                     "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES
+                                     " ORDER BY id DESC LIMIT $8 OFFSET $9",
+                                     {PGJQ_JOB_LISTING_PARAMETERS, {"limit", int4}, {"offset", int8}}};
+inline constexpr statement count_jobs{"pgjq_count_jobs",
+                                      "SELECT count(*) FROM (SELECT FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES
+                                      " LIMIT $8) matching",
+                                      {PGJQ_JOB_LISTING_PARAMETERS, {"at_most", int8}}};
 inline constexpr statement metrics{"pgjq_metrics", "SELECT pgjq.metrics()", {}};
 inline constexpr statement maintenance{
     "pgjq_maintenance",

@@ -294,6 +294,39 @@ BOOST_AUTO_TEST_CASE(jobs_lists_pending_jobs_due_now_or_due_later_apart)
   BOOST_TEST(ids() == (std::vector<std::int64_t>{later_id}));
 }
 
+BOOST_AUTO_TEST_CASE(jobs_pages_by_id_and_count_jobs_stops_at_its_bound)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  std::vector<std::int64_t> enqueued;
+  for (int i = 0; i < 7; ++i)
+    enqueued.push_back(db.enqueue("t", empty, q.into()));
+  pgjq::job_listing l;
+  l.queue = q.name();
+  l.limit = 3;
+  std::vector<std::int64_t> seen;
+  for (std::vector<pgjq::job> page; !(page = db.jobs(l)).empty(); l.before_id = page.back().id)
+    for (const pgjq::job &j : page)
+      seen.push_back(j.id);
+  BOOST_TEST(seen == std::vector<std::int64_t>(enqueued.rbegin(), enqueued.rend()));
+  l.before_id.reset();
+  BOOST_TEST(db.count_jobs(l, 100) == 7);
+  BOOST_TEST(db.count_jobs(l, 5) == 5);
+  l.status = pgjq::job_status::failed;
+  BOOST_TEST(db.count_jobs(l, 100) == 0);
+  // Finished before a time: live jobs never, a completed one once that time is past its end.
+  const std::vector<pgjq::job> claimed = db.claim("w", {}, 1, q.name());
+  BOOST_REQUIRE(claimed.size() == 1);
+  db.complete(claimed.front().id, "w");
+  l.status.reset();
+  l.finished_before = pgjq::clock::now() + std::chrono::hours(1);
+  BOOST_TEST(db.count_jobs(l, 100) == 1);
+  l.finished_before = pgjq::clock::now() - std::chrono::hours(1);
+  BOOST_TEST(db.count_jobs(l, 100) == 0);
+  BOOST_CHECK_THROW(db.count_jobs(l, 0), pgjq::bad_argument);
+  BOOST_CHECK_THROW(db.count_jobs(l, 10000001), pgjq::bad_argument);
+}
+
 BOOST_AUTO_TEST_CASE(get_queue_returns_every_setting_and_nothing_for_an_unknown_queue)
 {
   pgjq::queue_options qo;

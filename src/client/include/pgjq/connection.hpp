@@ -167,6 +167,9 @@ public:
   std::vector<job_error> job_errors(std::int64_t job_id);
   // The jobs that match, newest first (throws bad_argument for a limit outside 1-10000 or a negative offset).
   std::vector<job> jobs(const job_listing &listing);
+  // How many jobs match (listing's limit and offset aside), counting no further than at_most (1-10000000):
+  // a figure for a confirmation that never scans more than that. Throws bad_argument outside that range.
+  std::int64_t count_jobs(const job_listing &listing, std::int64_t at_most);
   // pgjq.metrics(): the queues' figures in the Prometheus text format.
   std::string metrics();
   // Every maintenance duty of every database pgjq serves (needs admin or observer on every queue).

@@ -99,8 +99,12 @@ struct job_listing
   std::optional<std::string> job_type;
   std::optional<std::chrono::microseconds> older_than; // enqueued at least this long ago
   std::optional<bool> due_now; // true: only jobs due now (run_at passed); false: only jobs due later
-  int limit = 50;              // rows returned (1-10000)
-  std::int64_t offset = 0;     // rows skipped first, for paging
+  // Keyset paging: only jobs with a smaller id than this (the last id of the previous page). Unlike offset,
+  // it costs the same on the last page of a million-job history as on the first.
+  std::optional<std::int64_t> before_id;
+  std::optional<time_point> finished_before; // only finished jobs, finished before this
+  int limit = 50;                            // rows returned (1-10000)
+  std::int64_t offset = 0;                   // rows skipped first (prefer before_id over long histories)
 };
 
 // A queue's settings, as pgjq.queues holds them (create_queue and alter_queue set them). Durations are

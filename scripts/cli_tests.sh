@@ -39,7 +39,8 @@ expect() {
 }
 json() { /usr/bin/python3 -c "import json, sys; data = json.load(sys.stdin); print($1)"; }
 
-"${psql[@]}" -c "CREATE EXTENSION pgjq" -c "CREATE ROLE nobody LOGIN" >/dev/null
+"${psql[@]}" -c "CREATE EXTENSION pgjq" -c "CREATE ROLE nobody LOGIN" -c "CREATE ROLE watcher LOGIN" \
+  -c "SELECT pgjq.grant_observer('watcher')" >/dev/null
 
 expect 0 "$pgjq" queue create mail --max-attempts 1 --lease 30s; ok
 expect 0 "$pgjq" queue alter mail --max-running 5 --job-timeout 2min
@@ -72,10 +73,11 @@ expect 1 "$pgjq" queue create mail; ok                                  # exists
   -c "SELECT pgjq.complete(id, 'w', '{\"sent\": true}') FROM pgjq.claim_job_batch('w', NULL, 2, 'mail')" >/dev/null
 
 expect 0 "$pgjq" status
-grep -Eq '^mail +7 +0 +0 +0 +0 +2 +3 +0 ' <<<"$out" || fail "status: $out"; ok
+grep -Eq '^mail +7 +0 +0 +0 +0 +2 +3 \(3\) +0 ' <<<"$out" || fail "status: $out"; ok
 [ -z "$err" ] || fail "status warned on a served database: $err"; ok
 expect 0 "$pgjq" --json status
-[ "$(json "[q['failed'] for q in data if q['queue'] == 'mail'][0]" <<<"$out")" = 3 ] || fail "status --json: $out"; ok
+[ "$(json "[(q['failed'], q['failed_now']) for q in data if q['queue'] == 'mail'][0]" <<<"$out")" = "(3, 3)" ] \
+  || fail "status --json: $out"; ok
 # Global options after the command, as psql users type them.
 expect 0 "$pgjq" status --json -d "dbname=postgres"
 [ "$(json "[q['failed'] for q in data if q['queue'] == 'mail'][0]" <<<"$out")" = 3 ] || fail "status --json -d: $out"; ok
@@ -111,6 +113,12 @@ expect 0 "$pgjq" --json jobs --queue mail --limit 5
 newest=$(json "data[0]['id']" <<<"$out")
 expect 0 "$pgjq" --json jobs --queue mail --limit 5 --offset 5
 [ "$(json "data[0]['id']" <<<"$out")" -lt "$newest" ] || fail "jobs --offset does not page"; ok
+expect 0 "$pgjq" --json jobs --queue mail --limit 5 --before "$newest"
+[ "$(json "[j['id'] for j in data]" <<<"$out")" = "$("${psql[@]}" -c "SELECT array_agg(id ORDER BY id DESC) FROM (SELECT id FROM pgjq.jobs WHERE queue_name = 'mail' AND id < $newest ORDER BY id DESC LIMIT 5) s" | tr -d '{}' | sed 's/^/[/; s/$/]/; s/,/, /g')" ] \
+  || fail "jobs --before does not page by id: $out"; ok
+expect 2 "$pgjq" jobs --before 5 --offset 5; ok
+expect 3 "$pgjq" jobs --queue nowhere
+grep -q 'queue nowhere does not exist' <<<"$err" || fail "jobs --queue of no queue: $err"; ok
 expect 0 "$pgjq" --json jobs --type nothing-like-this
 [ "$(json "len(data)" <<<"$out")" = 0 ] || fail "jobs --type filters nothing"; ok
 expect 0 "$pgjq" --json jobs --older-than 1h
@@ -134,10 +142,30 @@ expect 0 "$pgjq" retry "$failed_job"
 [ "$("${psql[@]}" -c "SELECT status FROM pgjq.jobs WHERE id = $failed_job")" = pending ] || fail "retry of one job"; ok
 expect 3 "$pgjq" retry 999999; ok
 expect 2 "$pgjq" retry --queue mail </dev/null; ok                      # no terminal to confirm: refused
+# The question says what and how many; no answer but y does it.
+out=$(echo n | script -qec "$pgjq retry --queue mail" /dev/null) && code=0 || code=$?
+grep -qF 'Retry 2 failed jobs of queue mail? [y/N]' <<<"$out" && [ "$code" = 2 ] || fail "retry --queue's question ($code): $out"; ok
+out=$(echo y | script -qec "$pgjq retry --queue mail --type sms" /dev/null) && code=0 || code=$?
+grep -qF 'no failed jobs of type sms of queue mail' <<<"$out" && [ "$code" = 0 ] || fail "retry --queue of none ($code): $out"; ok
+expect 3 "$pgjq" retry --queue nowhere --yes; ok
 expect 0 "$pgjq" --json retry --queue mail --yes
 [ "$(json "data['jobs']" <<<"$out")" = 2 ] || fail "retry --queue: $out"; ok
 expect 0 "$pgjq" cancel --queue mail --type email --yes
 grep -q 'cancelled 10 jobs of queue mail' <<<"$out" || fail "cancel --queue: $out"; ok
+# delete: finished jobs only, by state, type and age, after a question with the count
+out=$(echo n | script -qec "$pgjq delete --queue mail --state cancelled" /dev/null) && code=0 || code=$?
+grep -qF 'Delete 10 cancelled jobs of queue mail? [y/N]' <<<"$out" && [ "$code" = 2 ] || fail "delete's question ($code): $out"; ok
+expect 0 "$pgjq" delete --queue mail --state cancelled --older-than 1h --yes
+[ "$out" = "no cancelled jobs of queue mail" ] || fail "delete --older-than 1h deleted new jobs: $out"; ok
+out=$(echo y | script -qec "$pgjq delete --queue mail --state cancelled --type email" /dev/null) && code=0 || code=$?
+grep -qF 'deleted 10 jobs of queue mail' <<<"$out" && [ "$code" = 0 ] || fail "delete confirmed ($code): $out"; ok
+[ "$("${psql[@]}" -c "SELECT count(*) FILTER (WHERE status = 'cancelled'), count(*) FROM pgjq.jobs WHERE queue_name = 'mail'")" = "0|2" ] \
+  || fail "delete left: $("${psql[@]}" -c "SELECT status, count(*) FROM pgjq.jobs WHERE queue_name = 'mail' GROUP BY 1")"; ok
+expect 2 "$pgjq" delete --queue mail --state pending --yes; ok           # not a final state
+expect 2 "$pgjq" delete --yes; ok                                       # which queue?
+expect 3 "$pgjq" delete --queue nowhere --yes; ok
+expect 3 env PGUSER=nobody "$pgjq" delete --queue mail --yes; ok          # a queue this role may not see
+expect 4 env PGUSER=watcher "$pgjq" delete --queue mail --state completed --yes; ok  # may see, not delete
 expect 1 "$pgjq" cancel "$done_job"; ok                                 # already finished
 expect 2 "$pgjq" cancel 5 --queue mail; ok                              # one job or a queue, not both
 
@@ -348,7 +376,7 @@ expect 3 "$pgjq" workflow retry 999999 --yes; ok
 
 # retry and cancel say what and how many before they act, and act only when confirmed.
 out=$(echo n | script -qec "$pgjq workflow retry $etl" /dev/null) && code=0 || code=$?
-grep -qF "retry workflow $etl \"etl\", its 1 failed and 1 cancelled of 5 steps" <<<"$out" && [ "$code" = 2 ] \
+grep -qF "Retry workflow $etl \"etl\", its 1 failed and 1 cancelled of 5 steps" <<<"$out" && [ "$code" = 2 ] \
   || fail "workflow retry's question ($code): $out"; ok
 expect 2 "$pgjq" workflow retry "$etl" </dev/null                      # no terminal to confirm: refused
 [ "$(step_status parse-b)" = failed ] || fail "an unconfirmed workflow retry retried"; ok
@@ -361,7 +389,7 @@ expect 0 "$pgjq" workflow show "$etl"
 grep -q '^│  └─ join  waiting for steps  attempts 0/' <<<"$out" || fail "workflow show after retry: $out"; ok
 expect 1 "$pgjq" workflow retry "$etl" --yes; ok                       # nothing failed or cancelled now
 out=$(echo n | script -qec "$pgjq workflow cancel $etl" /dev/null) && code=0 || code=$?
-grep -qF "cancel workflow $etl \"etl\", its 2 unfinished of 5 steps?" <<<"$out" && [ "$code" = 2 ] \
+grep -qF "Cancel workflow $etl \"etl\", its 2 unfinished of 5 steps?" <<<"$out" && [ "$code" = 2 ] \
   || fail "workflow cancel's question ($code): $out"; ok
 expect 2 "$pgjq" workflow cancel "$etl" </dev/null; ok
 expect 0 "$pgjq" workflow cancel "$etl" --yes

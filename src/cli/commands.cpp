@@ -5,6 +5,7 @@
 #include "output.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <iomanip>
 #include <iterator>
 #include <sstream>
@@ -42,43 +43,94 @@ bool confirmed(const std::string &question)
   return answer == "y" || answer == "yes";
 }
 
-// Calls `batch` (1000 jobs per call, each its own transaction, so no lock is held long) until it handles
-// none, showing the running count on stderr; returns the total.
-std::int64_t in_batches(const options &o, const char *verb, const std::function<std::int64_t()> &batch)
+// The most jobs a confirmation counts: a figure past it reads "more than", so the question never scans
+// a whole history.
+constexpr std::int64_t k_max_counted_jobs = 1000000;
+
+std::string jobs_text(std::int64_t n, const std::string &what)
 {
-  std::int64_t total = 0;
-  for (std::int64_t n; (n = batch()) > 0;)
-  {
-    total += n;
-    if (!o.json && isatty(STDERR_FILENO))
-      std::cerr << '\r' << verb << ' ' << total << " jobs..." << std::flush;
-  }
-  if (!o.json && isatty(STDERR_FILENO))
-    std::cerr << '\r';
-  return total;
+  const std::string figure =
+      n >= k_max_counted_jobs ? "more than " + std::to_string(k_max_counted_jobs) : std::to_string(n);
+  return figure + ' ' + what + (n == 1 ? " job" : " jobs");
 }
 
-int bulk(const options &o, const bulk_action &a, const char *verb,
-         const std::function<std::int64_t(const job_filter &)> &batch)
+// The queue's settings, or (empty) after saying on stderr that there is no such queue.
+std::optional<queue_info> queue_or_complain(connection &db, const std::string &name)
+{
+  std::optional<queue_info> q = db.get_queue(name);
+  if (!q)
+    std::cerr << "pgjq: queue " << printable(name) << " does not exist (or this role may not see it)\n";
+  return q;
+}
+
+// What a bulk command does to the jobs of a queue: how it is asked and told, which jobs it counts first,
+// and one batch of it.
+struct bulk_operation
+{
+  const char *ask;  // "Retry"
+  const char *verb; // "retried"
+  std::string what; // "failed", "unfinished": the jobs it takes
+  std::vector<job_status> statuses;
+  std::optional<time_point> finished_before;
+  std::function<std::int64_t(const job_filter &)> batch;
+};
+
+// Counts the jobs first, asks (unless --yes) with that count, then calls the batch (1000 jobs per call,
+// each its own transaction, so no lock is held long) until it handles none, showing the progress on stderr
+// against the count. The count is what the listing shows; the server may skip a few it finds held.
+int bulk(const options &o, connection &db, const bulk_action &a, const bulk_operation &op)
 {
   if (!a.queue)
   {
     std::cerr << "pgjq: give a job's id, or --queue for every matching job of a queue\n";
     return k_exit_usage;
   }
-  if (!a.yes && !confirmed(std::string(verb) + " every matching job of queue \"" + *a.queue + "\"?"))
+  if (!queue_or_complain(db, *a.queue))
+    return k_exit_not_found;
+  job_listing listing;
+  listing.queue = a.queue;
+  listing.job_type = a.type;
+  listing.finished_before = op.finished_before;
+  std::int64_t expected = 0;
+  for (job_status status : op.statuses)
+  {
+    listing.status = status;
+    expected = std::min(k_max_counted_jobs, expected + db.count_jobs(listing, k_max_counted_jobs));
+  }
+  const std::string which = jobs_text(expected, op.what) + (a.type ? " of type " + printable(*a.type) : "") +
+                            " of queue " + printable(*a.queue);
+  if (expected == 0)
+  {
+    if (o.json)
+      std::cout << nlohmann::json{{"queue", *a.queue}, {"jobs", 0}}.dump() << '\n';
+    else
+      std::cout << "no " << op.what << " jobs" << (a.type ? " of type " + printable(*a.type) : "") << " of queue "
+                << printable(*a.queue) << '\n';
+    return k_exit_ok;
+  }
+  if (!a.yes && !confirmed(std::string(op.ask) + ' ' + which + '?'))
   {
     std::cerr << "pgjq: not confirmed (pass --yes when no terminal can answer)\n";
     return k_exit_usage;
   }
   job_filter filter;
   filter.job_type = a.type;
+  filter.before = op.finished_before;
   filter.max_jobs = 1000;
-  const std::int64_t total = in_batches(o, verb, [&] { return batch(filter); });
+  const bool progress = !o.json && isatty(STDERR_FILENO);
+  std::int64_t total = 0;
+  for (std::int64_t n; (n = op.batch(filter)) > 0;)
+  {
+    total += n;
+    if (progress)
+      std::cerr << '\r' << op.verb << ' ' << total << " of " << expected << " jobs..." << std::flush;
+  }
+  if (progress)
+    std::cerr << '\r' << std::string(std::strlen(op.verb) + 48, ' ') << '\r';
   if (o.json)
     std::cout << nlohmann::json{{"queue", *a.queue}, {"jobs", total}}.dump() << '\n';
   else
-    std::cout << verb << ' ' << total << " jobs of queue " << *a.queue << '\n';
+    std::cout << op.verb << ' ' << total << " jobs of queue " << printable(*a.queue) << '\n';
   return k_exit_ok;
 }
 
@@ -203,11 +255,24 @@ int show_status(const options &o, connection &db)
         << "pgjq: WARNING: no maintenance worker serves this database: schedules do not fire and job timeouts are "
            "not enforced. Add pgjq to shared_preload_libraries and restart the server, or run SELECT "
            "pgjq.start_worker() in this database.\n";
-  return print_list(o, db.stats(),
-                    {"QUEUE", "PENDING", "SCHEDULED", "WAITING", "CLAIMED", "RUNNING", "COMPLETED", "FAILED",
+  std::vector<queue_status> rows;
+  for (queue_stats &s : db.stats())
+  {
+    job_listing failed;
+    failed.queue = s.queue;
+    failed.status = job_status::failed;
+    const std::int64_t now = db.count_jobs(failed, k_max_counted_jobs);
+    rows.push_back({std::move(s), now});
+  }
+  return print_list(o, rows,
+                    {"QUEUE", "PENDING", "SCHEDULED", "WAITING", "CLAIMED", "RUNNING", "COMPLETED", "FAILED (NOW)",
                      "CANCELLED", "OLDEST", ""},
-                    [](const queue_stats &s) -> std::vector<std::string>
+                    [](const queue_status &row) -> std::vector<std::string>
                     {
+                      const queue_stats &s = row.stats;
+                      const std::string now = row.failed_now >= k_max_counted_jobs
+                                                  ? ">" + std::to_string(k_max_counted_jobs)
+                                                  : std::to_string(row.failed_now);
                       return {s.queue,
                               std::to_string(s.pending),
                               std::to_string(s.scheduled),
@@ -215,7 +280,7 @@ int show_status(const options &o, connection &db)
                               std::to_string(s.claimed),
                               std::to_string(s.running),
                               std::to_string(s.completed),
-                              std::to_string(s.failed),
+                              std::to_string(s.failed) + " (" + now + ")",
                               std::to_string(s.cancelled),
                               s.oldest_runnable_age ? format_age(*s.oldest_runnable_age) : "-",
                               s.paused ? "paused" : ""};
@@ -238,6 +303,9 @@ int list_jobs(const options &o, connection &db, const job_query &q)
     l.older_than = seconds(*q.older_than_s);
   l.limit = q.limit;
   l.offset = q.offset;
+  l.before_id = q.before_id;
+  if (q.queue && !queue_or_complain(db, *q.queue))
+    return k_exit_not_found;
   return print_list(o, db.jobs(l), {"ID", "QUEUE", "TYPE", "STATUS", "ATTEMPTS", "CREATED", "LAST ERROR"},
                     [](const job &j) -> std::vector<std::string>
                     {
@@ -317,7 +385,9 @@ int retry_jobs(const options &o, connection &db, const bulk_action &a)
     db.retry(*a.id);
     return done(o, "job " + std::to_string(*a.id) + " is pending again");
   }
-  return bulk(o, a, "retried", [&](const job_filter &f) { return db.retry_failed(*a.queue, f); });
+  return bulk(o, db, a, {"Retry", "retried", "failed", {job_status::failed}, std::nullopt, [&](const job_filter &f) {
+                           return db.retry_failed(*a.queue, f);
+                         }});
 }
 
 int cancel_jobs(const options &o, connection &db, const bulk_action &a)
@@ -331,7 +401,35 @@ int cancel_jobs(const options &o, connection &db, const bulk_action &a)
     }
     return done(o, "job " + std::to_string(*a.id) + " is cancelled");
   }
-  return bulk(o, a, "cancelled", [&](const job_filter &f) { return db.cancel_jobs(*a.queue, f); });
+  return bulk(o, db, a,
+              {"Cancel",
+               "cancelled",
+               "unfinished",
+               {job_status::waiting, job_status::pending, job_status::claimed, job_status::running},
+               std::nullopt,
+               [&](const job_filter &f) { return db.cancel_jobs(*a.queue, f); }});
+}
+
+int delete_jobs(const options &o, connection &db, const deletion &d)
+{
+  bulk_action a;
+  a.queue = d.queue;
+  a.type = d.type;
+  a.yes = d.yes;
+  bulk_operation op{"Delete", "deleted", d.state ? *d.state : "finished", {}, std::nullopt, {}};
+  if (d.state)
+    op.statuses = {parse_job_status(*d.state)};
+  else
+    op.statuses = {job_status::completed, job_status::failed, job_status::cancelled};
+  if (d.older_than_s)
+    op.finished_before = clock::now() - std::chrono::duration_cast<clock::duration>(seconds(*d.older_than_s));
+  const std::optional<job_status> status = d.state ? std::optional<job_status>(op.statuses.front()) : std::nullopt;
+  op.batch = [&db, &d, status](job_filter f)
+  {
+    f.status = status;
+    return db.delete_jobs(d.queue, f);
+  };
+  return bulk(o, db, a, op);
 }
 
 int list_workflows(const options &o, connection &db, const workflow_query &q)
@@ -431,7 +529,7 @@ int cancel_workflow(const options &o, connection &db, const workflow_action &a)
     return k_exit_failed;
   }
   return change_workflow(o, a, *w,
-                         "cancel workflow " + std::to_string(a.id) + " \"" + printable(w->name) + "\", its " +
+                         "Cancel workflow " + std::to_string(a.id) + " \"" + printable(w->name) + "\", its " +
                              std::to_string(unfinished) + " unfinished of " +
                              steps_text(static_cast<std::int64_t>(steps.size())) + "?",
                          "cancelled", [&] { return db.cancel_workflow(a.id); });
@@ -451,7 +549,7 @@ int retry_workflow(const options &o, connection &db, const workflow_action &a)
     return k_exit_failed;
   }
   return change_workflow(o, a, *w,
-                         "retry workflow " + std::to_string(a.id) + " \"" + printable(w->name) + "\", its " +
+                         "Retry workflow " + std::to_string(a.id) + " \"" + printable(w->name) + "\", its " +
                              std::to_string(failed) + " failed and " + std::to_string(cancelled) + " cancelled of " +
                              steps_text(static_cast<std::int64_t>(steps.size())) +
                              " (the steps after them wait again)?",

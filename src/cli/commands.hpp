@@ -50,6 +50,7 @@ struct job_query
   std::optional<double> older_than_s;
   int limit = 50;
   std::int64_t offset = 0;
+  std::optional<std::int64_t> before_id;
 };
 
 struct bulk_action
@@ -62,6 +63,15 @@ struct bulk_action
 // The statuses pgjq.workflows shows, which `workflow list --status` accepts: the server's own words, which it
 // keeps as text (its CHECK constraint, and the view's 'waiting'); scripts/cli_tests.sh holds this copy to them.
 inline constexpr const char *k_workflow_statuses[] = {"running", "waiting", "completed", "failed", "cancelled"};
+
+// `pgjq delete`: finished jobs of a queue, by final state, type and how long ago they finished.
+struct deletion
+{
+  std::string queue;
+  std::optional<std::string> state, type;
+  std::optional<double> older_than_s;
+  bool yes = false;
+};
 
 struct workflow_query
 {
@@ -126,11 +136,16 @@ struct web_serving
 // Connects, runs `command`, and turns what it throws into a message on stderr and an exit code.
 int run_command(const options &o, const std::function<int(connection &)> &command);
 
+// Each queue's jobs by state, its lifetime totals, and beside the failed total the failed jobs it keeps now.
 int show_status(const options &o, connection &db);
+// Exit 3 for a --queue that does not exist (or that this role may not see).
 int list_jobs(const options &o, connection &db, const job_query &q);
 int show_job(const options &o, connection &db, std::int64_t id);
 int retry_jobs(const options &o, connection &db, const bulk_action &a);
 int cancel_jobs(const options &o, connection &db, const bulk_action &a);
+// By queue, the three count the matching jobs and ask with that count (unless --yes) before they act, and
+// show their progress against it.
+int delete_jobs(const options &o, connection &db, const deletion &d);
 int list_workflows(const options &o, connection &db, const workflow_query &q);
 // The workflow's figures, then its steps as a tree: each under the step it depends on (a step after several
 // is drawn once, under the one deepest in the graph, naming the others).

@@ -81,7 +81,11 @@ int main(int argc, char **argv)
   jobs->add_option("-t,--type", jq.type, "only this job type");
   add_duration(jobs, "--older-than", jq.older_than_s, "only jobs enqueued at least this long ago (30s, 5min, 2h, 1d)");
   jobs->add_option("--limit", jq.limit, "at most this many (1-10000)")->check(CLI::Range(1, 10000));
-  jobs->add_option("--offset", jq.offset, "skip this many first, for paging")->check(CLI::NonNegativeNumber);
+  auto *before = jobs->add_option("--before", jq.before_id,
+                                  "only jobs older than this job id: the last id of the previous page (keyset paging)");
+  jobs->add_option("--offset", jq.offset, "skip this many first (slower than --before over a long history)")
+      ->check(CLI::NonNegativeNumber)
+      ->excludes(before);
 
   std::int64_t id = 0;
   auto *show = app.add_subcommand("show", "one job: payload, result, timeline, errors");
@@ -98,6 +102,15 @@ int main(int argc, char **argv)
     cmd->add_option("-t,--type", bulk.type, "with --queue: only this job type")->needs(queue);
     cmd->add_flag("-y,--yes", bulk.yes, "with --queue: do not ask for confirmation");
   }
+
+  deletion del;
+  auto *delete_cmd = app.add_subcommand("delete", "delete finished jobs of a queue from the history");
+  delete_cmd->add_option("-q,--queue", del.queue, "the queue")->required();
+  delete_cmd->add_option("-s,--state", del.state, "only this final state")
+      ->check(CLI::IsMember({"completed", "failed", "cancelled"}));
+  delete_cmd->add_option("-t,--type", del.type, "only this job type");
+  add_duration(delete_cmd, "--older-than", del.older_than_s, "only jobs finished at least this long ago (1d, 2h)");
+  delete_cmd->add_flag("-y,--yes", del.yes, "do not ask for confirmation");
 
   workflow_query wq;
   workflow_action wa;
@@ -228,6 +241,8 @@ int main(int argc, char **argv)
                          return retry_jobs(o, db, bulk);
                        if (*cancel)
                          return cancel_jobs(o, db, bulk);
+                       if (*delete_cmd)
+                         return delete_jobs(o, db, del);
                        if (*workflow_list)
                          return list_workflows(o, db, wq);
                        if (*workflow_show)

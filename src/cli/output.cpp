@@ -91,6 +91,13 @@ nlohmann::json to_json(const queue_stats &s)
           {"paused", s.paused}};
 }
 
+nlohmann::json to_json(const queue_status &s)
+{
+  nlohmann::json out = to_json(s.stats);
+  out["failed_now"] = s.failed_now;
+  return out;
+}
+
 nlohmann::json to_json(const schedule_info &s)
 {
   return {{"name", s.name},

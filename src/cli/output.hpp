@@ -21,6 +21,14 @@ nlohmann::json to_json(const job &j);
 // The job with its failed attempts, oldest first, under "errors" (pgjq show --json, the dashboard's detail).
 nlohmann::json to_json(const job &j, const std::vector<job_error> &errors);
 nlohmann::json to_json(const queue_stats &s);
+// A row of `pgjq status`: the queue's figures and the failed jobs it keeps now (those retry --queue sends
+// back), beside queue_stats' lifetime total of failures.
+struct queue_status
+{
+  queue_stats stats;
+  std::int64_t failed_now = 0;
+};
+nlohmann::json to_json(const queue_status &s);
 nlohmann::json to_json(const schedule_info &s);
 nlohmann::json to_json(const maintenance_duty &d);
 nlohmann::json to_json(const job_error &e);

@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-ensure_packages prometheus
+ensure_packages prometheus zsh groff-base
 reexec_unprivileged cli_tests.sh "$@"
 ensure_packages
 
@@ -408,6 +408,44 @@ expect 0 "$pgjq" queue drop mail --force; ok
 expect 0 "$pgjq" --help
 grep -q 'Exit codes' <<<"$out" || fail "--help"; ok
 expect 0 "$pgjq" jobs --help; ok
+
+# The manual page and the completion scripts come from the same command tree as --help: every command and
+# option is in each, with no database needed.
+PGHOST=/nonexistent expect 0 "$pgjq" manpage
+man_page=$out
+groff -man -Tutf8 -ww -z <<<"$man_page" 2>"$cluster/groff" && [ ! -s "$cluster/groff" ] \
+  || fail "groff warns about the man page: $(cat "$cluster/groff")"; ok
+rendered=$(groff -man -Tutf8 <<<"$man_page" 2>/dev/null | col -b)
+for command in "jobs" "delete" "queue alter" "workflow retry" "schedule remove" "completion shell"; do
+  grep -q "^   pgjq $command" <<<"$rendered" || fail "the man page has no section for pgjq $command"
+done; ok
+grep -A1 -- '--rate-interval DURATION' <<<"$rendered" | grep -q "the rate limit's interval" \
+  || fail "the man page lacks queue alter's --rate-interval and its help"; ok
+expect 0 "$pgjq" completion bash
+bash_completion=$out
+# complete LINE: what bash completes at the end of LINE (a trailing space starts a new word).
+complete_bash() {
+  bash -c 'source /dev/stdin; read -ra COMP_WORDS <<<"$1"; [[ "$1" == *" " ]] && COMP_WORDS+=("")
+           COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _pgjq; echo "${COMPREPLY[*]}"' complete "$1" <<<"$bash_completion"
+}
+[ "$(complete_bash "pgjq que")" = queue ] && [ "$(complete_bash "pgjq queue al")" = alter ] \
+  && [ "$(complete_bash "pgjq -d app --json jobs --be")" = --before ] \
+  && [ "$(complete_bash "pgjq queue alter mail --rate-limit 5 --rate-i")" = --rate-interval ] \
+  && [ -z "$(complete_bash "pgjq jobs --queue ")" ] \
+  || fail "bash completion: $(complete_bash "pgjq que") / $(complete_bash "pgjq queue al") / $(complete_bash "pgjq -d app --json jobs --be")"; ok
+grep -qw delete <<<"$(complete_bash "pgjq ")" && grep -qw -- --yes <<<"$(complete_bash "pgjq delete --queue mail ")" \
+  || fail "bash completion of pgjq and of delete: $(complete_bash "pgjq ")"; ok
+expect 0 "$pgjq" completion zsh
+zsh -n <<<"$out" || fail "the zsh completion does not parse"; ok
+# zsh's _describe is replaced by one printing what it would offer (name:description).
+complete_zsh() {
+  zsh -f -c 'compdef() { :; }; _describe() { print -rl -- "${(@P)4}"; }; source /dev/stdin
+             words=(${=1}); CURRENT=$(( ${#words} + 1 )); _pgjq' complete "$1" <<<"$out"
+}
+grep -qx "alter:change a queue's settings" <<<"$(complete_zsh "pgjq queue")" \
+  && grep -qx -- "--before:.*keyset paging)" <<<"$(complete_zsh "pgjq --json jobs")" \
+  || fail "zsh completion: $(complete_zsh "pgjq queue")"; ok
+expect 2 "$pgjq" completion fish; ok
 expect 2 "$pgjq"; ok                                                    # a command is required
 expect 2 "$pgjq" frobnicate; ok
 expect 1 "$pgjq" -d "host=/nonexistent" status; ok                      # cannot connect

@@ -37,6 +37,11 @@ bash scripts/chroot.sh "$major" --clean --with "$debs" bash -c '
   runuser -u postgres -- pgjq-demo "dbname=postgres"
   # The command line of pgjq-client, against the packaged server.
   runuser -u postgres -- pgjq -d "dbname=postgres" status
+  # with its manual page and completion scripts, where man, bash-completion and zsh look
+  for f in /usr/share/man/man1/pgjq.1.gz /usr/share/bash-completion/completions/pgjq /usr/share/zsh/vendor-completions/_pgjq; do
+    [ -s "$f" ] || { echo "pgjq-client lacks $f" >&2; exit 1; }
+  done
+  zcat /usr/share/man/man1/pgjq.1.gz | grep -q "^.SS \"pgjq delete" || { echo "the packaged man page lacks pgjq delete" >&2; exit 1; }
   # With preload the launcher serves the database; start_worker() asks it for the worker now.
   runuser -u postgres -- psql -X -At -c "SELECT pgjq.start_worker() > 0" | grep -qx t \
     || { echo "no maintenance worker serves the database" >&2; exit 1; }

@@ -5,9 +5,21 @@ CLI_SRCS := $(sort $(wildcard src/cli/*.cpp))
 CLI_OBJS := $(patsubst src/cli/%.cpp,build/cli/obj/%.o,$(CLI_SRCS))
 CLI_BIN  := build/pgjq
 
+# Its manual page and completion scripts, written by the binary from its own --help (help_formats.cpp).
+CLI_MAN        := build/cli/pgjq.1
+CLI_BASH_COMPL := build/cli/completion/pgjq
+CLI_ZSH_COMPL  := build/cli/completion/_pgjq
+CLI_HELP_FILES := $(CLI_MAN) $(CLI_BASH_COMPL) $(CLI_ZSH_COMPL)
+
 .PHONY: cli
-client: $(CLI_BIN)
-cli: $(CLI_BIN)
+client: $(CLI_BIN) $(CLI_HELP_FILES)
+cli: $(CLI_BIN) $(CLI_HELP_FILES)
+
+$(CLI_MAN): $(CLI_BIN)
+	$(CLI_BIN) manpage > $@.tmp && mv $@.tmp $@
+$(CLI_BASH_COMPL) $(CLI_ZSH_COMPL): $(CLI_BIN)
+	@mkdir -p $(dir $@)
+	$(CLI_BIN) completion $(if $(filter %/_pgjq,$@),zsh,bash) > $@.tmp && mv $@.tmp $@
 
 build/cli/obj/%.o: src/cli/%.cpp
 	@mkdir -p $(dir $@)
@@ -25,12 +37,17 @@ build/cli/obj/web_assets.o: $(wildcard src/cli/web/*)
 # Installed with the client (`make install-client`).
 .PHONY: install-cli uninstall-cli
 install-client: install-cli
-install-cli: $(CLI_BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin
+install-cli: $(CLI_BIN) $(CLI_HELP_FILES)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 	install -m 755 $(CLI_BIN) $(DESTDIR)$(PREFIX)/bin/pgjq
+	install -m 644 $(CLI_MAN) $(DESTDIR)$(PREFIX)/share/man/man1/pgjq.1
+	install -m 644 $(CLI_BASH_COMPL) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/pgjq
+	install -m 644 $(CLI_ZSH_COMPL) $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_pgjq
 uninstall-client: uninstall-cli
 uninstall-cli:
-	rm -f $(DESTDIR)$(PREFIX)/bin/pgjq
+	rm -f $(DESTDIR)$(PREFIX)/bin/pgjq $(DESTDIR)$(PREFIX)/share/man/man1/pgjq.1 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/pgjq $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_pgjq
 clean-client: clean-cli
 clean-cli:
 	rm -rf build/cli $(CLI_BIN)

@@ -2,6 +2,7 @@
 // It connects as every PostgreSQL tool does (libpq's environment, or -d with a conninfo or URI), so the
 // role it connects as decides what it sees and may do, as for any pgjq call.
 #include "commands.hpp"
+#include "help_formats.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -33,7 +34,8 @@ CLI::Option *add_duration(CLI::App *cmd, const std::string &name, std::optional<
               return {};
             return "a duration from 0 to 100 years, not " + text + " s";
           },
-          "DURATION"));
+          "DURATION"))
+      ->type_name("DURATION");
 }
 
 // A boolean option's value: true or false (and yes/no, on/off, 1/0), anything else refused.
@@ -46,6 +48,8 @@ int main(int argc, char **argv)
   using namespace pgjq::cli;
   options o;
   CLI::App app{"pgjq: look at and operate the job queues of a PostgreSQL database that has the pgjq extension.\n"
+               "It connects as psql does (libpq's environment, or -d); the role it connects as decides what it "
+               "sees and may do.\n"
                "Exit codes: 0 done, 1 failed, 2 bad usage, 3 no such job, queue or workflow, 4 permission denied."};
   app.set_version_flag("--version", PGJQ_VERSION);
   app.add_option("-d,--dbname", o.conninfo, "conninfo or URI (default: libpq's environment, PGHOST, PGDATABASE ...)");
@@ -218,6 +222,11 @@ int main(int argc, char **argv)
       ->check(CLI::Range(0.2, 300.0));
   web->add_option("--refresh", ws.refresh_s, "seconds between the page's refreshes")->check(CLI::Range(0.2, 300.0));
 
+  std::string shell;
+  auto *completion = app.add_subcommand("completion", "print a completion script: source <(pgjq completion bash)");
+  completion->add_option("shell", shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
+  auto *manpage = app.add_subcommand("manpage", "print this manual as a man page, in roff (man -l <(pgjq manpage))");
+
   try
   {
     app.parse(argc, argv);
@@ -226,6 +235,18 @@ int main(int argc, char **argv)
   {
     const int code = app.exit(e);
     return code == 0 ? 0 : k_exit_usage;
+  }
+
+  // Both write what the command tree says, with no database.
+  if (*completion)
+  {
+    std::cout << completion_script(app, shell);
+    return k_exit_ok;
+  }
+  if (*manpage)
+  {
+    std::cout << manual_page(app);
+    return k_exit_ok;
   }
 
   return run_command(o,

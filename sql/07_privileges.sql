@@ -65,9 +65,10 @@ BEGIN
               WHERE p.pronamespace = 'pgjq'::regnamespace AND p.prorettype <> 'trigger'::regtype
                 AND p.proname NOT IN ('may_read_queue', 'may_read_job', 'histogram_quantile', 'cluster_node',
                                       'unfolded_enqueues', 'page_size',
-                                      'workflow_steps', 'step_results', 'checkpoints')
-                -- row filters, arithmetic, the node's number, a view's count, an argument's check, and readers
-                -- of row-filtered views (a role without a capability reads nothing through them: 32_workflow_events)
+                                      'workflow_steps', 'step_results', 'checkpoints', 'holds_capability')
+                -- row filters, arithmetic, the node's number, a view's count, an argument's check, readers
+                -- of row-filtered views (a role without a capability reads nothing through them: 32_workflow_events),
+                -- and a role's question about itself (false here: 34_holds_capability)
                 AND has_function_privilege(p.oid, 'EXECUTE') ORDER BY p.oid::regprocedure::text LOOP
         BEGIN
             EXECUTE format('SELECT * FROM %s(%s)', f::oid::regproc,

@@ -258,7 +258,8 @@ std::string manual_page(const CLI::App &app)
       << ".SH NAME\npgjq \\- " << roff(summary) << '\n'
       << ".SH SYNOPSIS\n.B pgjq\n\\fIcommand\\fR [\\fIoptions\\fR] [\\fIarguments\\fR]\n"
       << ".SH DESCRIPTION\n";
-  std::istringstream lines(first_line_end == std::string::npos ? std::string() : description.substr(first_line_end + 1));
+  std::istringstream lines(first_line_end == std::string::npos ? std::string()
+                                                               : description.substr(first_line_end + 1));
   for (std::string line; std::getline(lines, line);)
     man << ".PP\n" << roff(line) << '\n';
   man << ".SH OPTIONS\nThese go before or after the command.\n";
@@ -267,8 +268,8 @@ std::string manual_page(const CLI::App &app)
   man << ".SH COMMANDS\n";
   for (const command_node &node : command_tree(app))
   {
-    if (node.app == &app || !node.app->get_subcommands([](const CLI::App *a) { return !a->get_group().empty(); })
-                                 .empty())
+    if (node.app == &app ||
+        !node.app->get_subcommands([](const CLI::App *a) { return !a->get_group().empty(); }).empty())
     {
       if (node.app != &app)
         man << ".SS \"pgjq " << roff(node.path) << " \\fIcommand\\fR\"\n" << roff(node.app->get_description()) << '\n';

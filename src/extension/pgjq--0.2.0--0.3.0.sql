@@ -281,3 +281,9 @@ COMMENT ON VIEW pgjq.job_errors IS 'the error of each failed attempt of a job (t
 -- The failed jobs of a queue, which retry_failed takes and `pgjq status` counts, found without reading the
 -- whole history; completed and cancelled jobs, the bulk of it, write no entry.
 CREATE INDEX finished_jobs_failed_idx ON pgjq.finished_jobs (queue_name, id) WHERE status = 'failed';
+
+-- Whether the calling role holds a capability (producer, worker, admin, observer) for a queue: what a tool
+-- asks before it offers an action, so that it offers only what the call would not refuse (pgjq web).
+CREATE FUNCTION pgjq.holds_capability(capability text, queue_name text) RETURNS boolean
+    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'pgjq_holds_capability';
+COMMENT ON FUNCTION pgjq.holds_capability(text, text) IS 'whether the calling role holds this capability for the queue';

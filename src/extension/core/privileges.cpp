@@ -44,13 +44,19 @@ const char* name_of(capability cap)
     return "?";
 }
 
-uint8 bit_of(const char* name)
+}  // namespace
+
+namespace pgjq {
+uint8 capability_named(const char* name)
 {
     for (const capability_name& c : k_capabilities)
         if (strcmp(c.name, name) == 0)
             return c.bit;
     return 0;
 }
+}  // namespace pgjq
+
+namespace {
 
 // Reads pgjq.grants as the extension's owner, whoever calls (the views' functions run as the reader).
 void load_grants()
@@ -77,7 +83,7 @@ void load_grants()
         grant_row* g = &s_grants[i];
         g->grantee = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
         char* cap = SPI_getvalue(row, desc, 2);
-        g->capability = cap ? bit_of(cap) : 0;
+        g->capability = cap ? capability_named(cap) : 0;
         char* queue = SPI_getvalue(row, desc, 3);
         g->every_queue = queue == nullptr;
         if (queue)

@@ -39,6 +39,9 @@ api_call on_behalf_of(const api_call& call, Oid role);
 // Acts as the caller again. (An ERROR restores the caller with the (sub)transaction's abort.)
 void end_api_call(const api_call& call);
 
+// The capability of that name ("producer", "worker", "admin", "observer"), or 0 for none.
+uint8 capability_named(const char* name);
+
 // Does the caller hold one of `caps` for `queue_name`?
 bool holds(const api_call& call, uint8 caps, const char* queue_name);
 // Refuses the call (42501, naming the role, the capability and the queue, with the grant to ask for)

@@ -333,8 +333,10 @@ params listing_params(const job_listing &l)
       l.status ? std::optional<std::string>(std::string(to_string(*l.status))) : std::nullopt;
   const std::optional<std::string> due_now =
       l.due_now ? std::optional<std::string>(*l.due_now ? "true" : "false") : std::nullopt;
-  return {
-      l.queue, status, l.job_type, opt(l.older_than), due_now, opt(l.before_id), timestamp_param(l.finished_before)};
+  const std::optional<std::string> payload =
+      l.payload_contains ? std::optional<std::string>(l.payload_contains->dump()) : std::nullopt;
+  return {l.queue, status, l.job_type, opt(l.older_than), due_now, opt(l.before_id), timestamp_param(l.finished_before),
+          payload};
 }
 
 } // namespace
@@ -375,6 +377,21 @@ std::optional<queue_info> connection::get_queue(const std::string &queue)
   if (res.rows() == 0)
     return std::nullopt;
   return detail::read_queue_info(res, 0);
+}
+
+std::vector<queue_worker> connection::queue_workers(const std::string &queue)
+{
+  return read_all(run(calls::queue_workers, {queue}), detail::read_queue_worker);
+}
+
+std::optional<bool> connection::holds_capability(const std::string &capability, const std::string &queue)
+{
+  if (run(calls::has_holds_capability, {}).text(0, 0) != "t")
+    return std::nullopt;
+  detail::result res = run(calls::holds_capability, {capability, queue});
+  if (res.rows() == 0 || res.is_null(0, 0))
+    return std::nullopt;
+  return detail::parse_bool(res.view(0, 0));
 }
 
 std::vector<job_error> connection::job_errors(std::int64_t job_id)

@@ -153,6 +153,17 @@ job_error read_job_error(const result &res, int row)
   return e;
 }
 
+queue_worker read_queue_worker(const result &res, int row)
+{
+  queue_worker w;
+  w.worker_id = res.text(row, 0);
+  w.role = optional_text(res, row, 1);
+  w.jobs = parse_int64(res.view(row, 2));
+  w.oldest_claimed_at = optional_epoch(res, row, 3);
+  w.first_lease_expires_at = optional_epoch(res, row, 4);
+  return w;
+}
+
 queue_latency read_latency(const result &res, int row)
 {
   queue_latency l;

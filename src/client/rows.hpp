@@ -44,6 +44,7 @@ schedule_info read_schedule(const result &res, int row);
 // The columns of calls::maintenance, in its order.
 maintenance_duty read_maintenance_duty(const result &res, int row);
 job_error read_job_error(const result &res, int row);
+queue_worker read_queue_worker(const result &res, int row);
 queue_info read_queue_info(const result &res, int row);
 // The columns of calls::latency, in its order.
 queue_latency read_latency(const result &res, int row);

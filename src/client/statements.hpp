@@ -143,25 +143,25 @@ inline constexpr statement fail{
 inline constexpr statement get_job{
     "pgjq_get_job", "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE id = $1", {{"job_id", int8}}};
 // What jobs() and count_jobs() select: $1 queue, $2 status, $3 job_type, $4 older_than, $5 due_now,
-// $6 before_id, $7 finished_before (each NULL: any).
-#define PGJQ_JOB_LISTING_MATCHES                                                                                       \
-  "($1::text IS NULL OR queue_name = $1) AND ($2::text IS NULL OR status = $2::pgjq.job_status)"                       \
-  " AND ($3::text IS NULL OR job_type = $3) AND ($4::interval IS NULL OR created_at <= now() - $4)"                    \
-  " AND ($5::boolean IS NULL OR (run_at <= now()) = $5) AND ($6::bigint IS NULL OR id < $6)"                           \
-  " AND ($7::timestamptz IS NULL OR coalesce(completed_at, failed_at, cancelled_at) < $7)"
-#define PGJQ_JOB_LISTING_PARAMETERS                                                                                    \
-  {"queue_name", text}, {"status", text}, {"job_type", text}, {"older_than", interval}, {"due_now", boolean},          \
-      {"before_id", int8},                                                                                             \
-  {                                                                                                                    \
-    "finished_before", timestamptz                                                                                     \
-  }
+// $6 before_id, $7 finished_before, $8 payload_contains (each NULL: any).
+// clang-format off
+#define PGJQ_JOB_LISTING_MATCHES                                                                            \
+  "($1::text IS NULL OR queue_name = $1) AND ($2::text IS NULL OR status = $2::pgjq.job_status)"          \
+  " AND ($3::text IS NULL OR job_type = $3) AND ($4::interval IS NULL OR created_at <= now() - $4)"       \
+  " AND ($5::boolean IS NULL OR (run_at <= now()) = $5) AND ($6::bigint IS NULL OR id < $6)"              \
+  " AND ($7::timestamptz IS NULL OR coalesce(completed_at, failed_at, cancelled_at) < $7)"                \
+  " AND ($8::jsonb IS NULL OR payload @> $8)"
+#define PGJQ_JOB_LISTING_PARAMETERS                                                                         \
+  {"queue_name", text}, {"status", text}, {"job_type", text}, {"older_than", interval},                   \
+  {"due_now", boolean}, {"before_id", int8}, {"finished_before", timestamptz}, {"payload_contains", jsonb}
+// clang-format on
 inline constexpr statement list_jobs{"pgjq_list_jobs",
                                      "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES
-                                     " ORDER BY id DESC LIMIT $8 OFFSET $9",
+                                     " ORDER BY id DESC LIMIT $9 OFFSET $10",
                                      {PGJQ_JOB_LISTING_PARAMETERS, {"limit", int4}, {"offset", int8}}};
 inline constexpr statement count_jobs{"pgjq_count_jobs",
                                       "SELECT count(*) FROM (SELECT FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES
-                                      " LIMIT $8) matching",
+                                      " LIMIT $9) matching",
                                       {PGJQ_JOB_LISTING_PARAMETERS, {"at_most", int8}}};
 inline constexpr statement metrics{"pgjq_metrics", "SELECT pgjq.metrics()", {}};
 inline constexpr statement maintenance{
@@ -328,6 +328,17 @@ inline constexpr statement get_queue{
     " max_running, rate_limit, extract(epoch from rate_interval), extract(epoch from job_timeout),"
     " extract(epoch from created_at) FROM pgjq.queues WHERE queue_name = $1",
     {{"queue_name", text}}};
+inline constexpr statement queue_workers{
+    "pgjq_queue_workers",
+    "SELECT worker_id, claimed_by::text, count(*), extract(epoch from min(claimed_at)),"
+    " extract(epoch from min(lease_expires_at)) FROM pgjq.jobs"
+    " WHERE queue_name = $1 AND status IN ('claimed', 'running') AND worker_id IS NOT NULL"
+    " GROUP BY worker_id, claimed_by ORDER BY count(*) DESC, worker_id",
+    {{"queue_name", text}}};
+inline constexpr statement has_holds_capability{
+    "pgjq_has_holds_capability", "SELECT to_regprocedure('pgjq.holds_capability(text, text)') IS NOT NULL", {}};
+inline constexpr statement holds_capability{
+    "pgjq_holds_capability", "SELECT pgjq.holds_capability($1, $2)", {{"capability", text}, {"queue_name", text}}};
 inline constexpr statement has_job_errors{
     "pgjq_has_job_errors", "SELECT to_regclass('pgjq.job_errors') IS NOT NULL", {}};
 inline constexpr statement job_errors{"pgjq_job_errors",

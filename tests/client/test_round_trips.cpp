@@ -327,6 +327,38 @@ BOOST_AUTO_TEST_CASE(jobs_pages_by_id_and_count_jobs_stops_at_its_bound)
   BOOST_CHECK_THROW(db.count_jobs(l, 10000001), pgjq::bad_argument);
 }
 
+BOOST_AUTO_TEST_CASE(jobs_filter_by_payload_and_queue_workers_name_who_holds_what)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  const std::int64_t a = db.enqueue("t", nlohmann::json{{"order", 17}, {"shop", "x"}}, q.into());
+  db.enqueue("t", nlohmann::json{{"order", 18}}, q.into());
+  pgjq::job_listing l;
+  l.queue = q.name();
+  l.payload_contains = nlohmann::json{{"order", 17}};
+  const std::vector<pgjq::job> found = db.jobs(l);
+  BOOST_REQUIRE(found.size() == 1);
+  BOOST_TEST(found.front().id == a);
+  BOOST_TEST(db.count_jobs(l, 10) == 1);
+  l.payload_contains = nlohmann::json{{"order", "17"}}; // a string is not the number
+  BOOST_TEST(db.jobs(l).empty());
+
+  BOOST_TEST(db.queue_workers(q.name()).empty());
+  BOOST_REQUIRE(db.claim("w-one", {}, 2, q.name()).size() == 2);
+  const std::vector<pgjq::queue_worker> workers = db.queue_workers(q.name());
+  BOOST_REQUIRE(workers.size() == 1);
+  BOOST_TEST(workers.front().worker_id == "w-one");
+  BOOST_TEST(workers.front().jobs == 2);
+  BOOST_TEST(workers.front().role.has_value());
+  BOOST_TEST(workers.front().first_lease_expires_at.has_value());
+  BOOST_TEST(workers.front().oldest_claimed_at.has_value());
+  // This test's role is the extension's owner: it holds every capability; an unknown one is refused.
+  const std::optional<bool> admin = db.holds_capability("admin", q.name());
+  BOOST_REQUIRE(admin.has_value());
+  BOOST_TEST(*admin);
+  BOOST_CHECK_THROW(db.holds_capability("root", q.name()), pgjq::bad_argument);
+}
+
 BOOST_AUTO_TEST_CASE(get_queue_returns_every_setting_and_nothing_for_an_unknown_queue)
 {
   pgjq::queue_options qo;

@@ -181,6 +181,11 @@ public:
   std::vector<queue_stats> stats();
   // The queue's settings, or empty when there is no such queue.
   std::optional<queue_info> get_queue(const std::string &queue);
+  // The workers holding its jobs now (as pgjq.jobs shows them to this role), those holding most first.
+  std::vector<queue_worker> queue_workers(const std::string &queue);
+  // pgjq.holds_capability (0.3.0): whether this session's role holds the capability (producer, worker,
+  // admin, observer) for the queue. Empty in a database still at 0.2.0 or 0.1.0, which cannot say.
+  std::optional<bool> holds_capability(const std::string &capability, const std::string &queue);
   // pgjq.queue_latency (0.2.0): wait and run times per queue the role may read.
   std::vector<queue_latency> latency();
   std::optional<queue_stats> stats(const std::string &queue);

@@ -103,8 +103,11 @@ struct job_listing
   // it costs the same on the last page of a million-job history as on the first.
   std::optional<std::int64_t> before_id;
   std::optional<time_point> finished_before; // only finished jobs, finished before this
-  int limit = 50;                            // rows returned (1-10000)
-  std::int64_t offset = 0;                   // rows skipped first (prefer before_id over long histories)
+  // Only jobs whose payload contains this JSON (PostgreSQL's @>: {"order": 17} matches every payload with
+  // that key and value, among others). Read without an index: give a queue or a state too over a long history.
+  std::optional<nlohmann::json> payload_contains;
+  int limit = 50;          // rows returned (1-10000)
+  std::int64_t offset = 0; // rows skipped first (prefer before_id over long histories)
 };
 
 // A queue's settings, as pgjq.queues holds them (create_queue and alter_queue set them). Durations are
@@ -122,6 +125,17 @@ struct queue_info
   std::optional<int> max_running, rate_limit;
   std::optional<std::chrono::microseconds> job_timeout;
   time_point created_at{};
+};
+
+// A worker holding jobs of a queue now (claimed or running): its worker_id, the role that claimed them, how
+// many, the oldest claim and the lease that expires first.
+struct queue_worker
+{
+  std::string worker_id;
+  std::optional<std::string> role; // empty for jobs claimed in a 0.1.0 database, which recorded no role
+  std::int64_t jobs = 0;
+  std::optional<time_point> oldest_claimed_at;
+  std::optional<time_point> first_lease_expires_at;
 };
 
 // One failed attempt of a job, as pgjq.job_errors shows it (0.3.0).

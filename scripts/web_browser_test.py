@@ -2,11 +2,20 @@
 """Drives `pgjq web` in Debian's headless Chromium (through chromedriver and python3-selenium).
 
 web_browser_test.py admin URL FAILED_ID SCREENSHOT
-    The page loads without console errors, shows the queue and the failed job, shows the job's payload as
-    text without running the <script> and onerror handler it holds, and its retry button makes the job
-    pending (the caller checks the database). Saves a screenshot.
+    The page loads without console errors, shows the queue and the failed job; the job's link opens its
+    detail in view, at its own address, and the back button closes it; the payload is shown as text without
+    running the <script> and onerror handler it holds, and the retry button makes the job pending (the
+    caller checks the database). Saves a screenshot at 1280x800.
 web_browser_test.py observer URL FAILED_ID
-    The page shows the job too, but its retry button is refused with the database's permission error.
+    The page shows the job too, but no retry or pause button, and the queue's page its settings read-only;
+    a retry sent anyway is refused with the database's permission error.
+web_browser_test.py operate URL PSQL SCREENSHOT_DIR
+    On queue "bulk" (set up by the caller: three failed jobs with payloads {"order": 1..3}, two jobs held by
+    worker w-bulk): a search by payload finds the one job; a bulk retry of the queue's failed jobs asks with
+    their count (dismissed: nothing sent; accepted: they are retried, the caller checks); the queue's page
+    lists the worker and saves a changed rate limit; a table under the pointer keeps its rows while a new
+    job arrives (made with PSQL) and shows it once the pointer leaves; the charts have a legend and a time
+    axis; at a phone's width the page does not scroll sideways. Saves queue.png and phone.png there.
 web_browser_test.py workflow URL WORKFLOW_ID STEPS EDGES RUNNING_ID SCREENSHOT
     The workflow's graph shows one box per step in the state STEPS gives ({"name": "state", ...}, read from
     the database by the caller) and one arrow per dependency of EDGES ([["from", "to"], ...]); its table
@@ -16,6 +25,7 @@ web_browser_test.py workflow URL WORKFLOW_ID STEPS EDGES RUNNING_ID SCREENSHOT
 Exits 1 with the reason on the first check that fails.
 """
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,9 +33,10 @@ import time
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 
 def fail(why):
@@ -59,7 +70,7 @@ def refreshes(driver):
 def button(driver, kind, action, item_id):
     """The button of a job (kind "job") or a workflow ("workflow") in its table, if shown."""
     found = driver.find_elements(
-        By.CSS_SELECTOR, f'#{kind}s button[data-action="{action}"][data-{kind}="{item_id}"]')
+        By.CSS_SELECTOR, f'#{kind}s [data-action="{action}"][data-{kind}="{item_id}"]')
     return found[0] if found else None
 
 
@@ -159,7 +170,116 @@ def check_workflow(driver, workflow_id, steps, edges, running_id, screenshot):
     wait(driver, "the cancel's confirmation", lambda d: f"workflow {running_id} is cancelled" in message(d))
 
 
+def in_view(driver, element_id):
+    return driver.execute_script(
+        "const r = document.getElementById(arguments[0]).getBoundingClientRect();"
+        "return r.top >= -1 && r.top < window.innerHeight;", element_id)
+
+
+def first_job_ids(driver):
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#jobs tbody tr')].map((r) => Number(r.dataset.job));")
+
+
+def check_operate(driver, psql, artefacts):
+    # A search by payload: the form's fields become the page's address.
+    payload = driver.find_element(By.ID, "job-payload-filter")
+    payload.clear()
+    payload.send_keys('{"order": 2}')
+    Select(driver.find_element(By.ID, "job-state")).select_by_value("")
+    driver.find_element(By.CSS_SELECTOR, "#job-search button[type=submit]").click()
+    wait(driver, "the search by payload in the address", lambda d: "payload=" in d.current_url)
+    wait(driver, "one job found by its payload", lambda d: len(first_job_ids(d)) == 1)
+    found = driver.execute_script("return document.querySelector('#jobs tbody tr').textContent")
+    if "bulk" not in found:
+        fail(f"the job found by payload is not queue bulk's: {found}")
+
+    # Bulk retry of the queue's failed jobs: the question names the count.
+    driver.get(driver.current_url.split("#")[0] + "#queue=bulk&state=failed")
+    wait(driver, "the three failed jobs of bulk", lambda d: len(first_job_ids(d)) == 3)
+    bulk = wait(driver, "the bulk retry button",
+                lambda d: (d.find_elements(By.CSS_SELECTOR, '#job-bulk [data-action="bulk-retry"]') or [None])[0])
+    bulk.click()
+    alert = WebDriverWait(driver, 10).until(expected_conditions.alert_is_present())
+    if alert.text != "Retry 3 failed jobs of queue bulk?":
+        fail(f"the bulk retry asks {alert.text!r}")
+    alert.dismiss()
+    seen = refreshes(driver)
+    wait(driver, "two refreshes after the dismissed bulk retry", lambda d: refreshes(d) >= seen + 2)
+    if len(first_job_ids(driver)) != 3:
+        fail("a dismissed bulk retry was sent")
+    driver.find_element(By.CSS_SELECTOR, '#job-bulk [data-action="bulk-retry"]').click()
+    WebDriverWait(driver, 10).until(expected_conditions.alert_is_present()).accept()
+    wait(driver, "the bulk retry's progress", lambda d: "retried 3 of 3 jobs" in message(d))
+    wait(driver, "no failed job of bulk left", lambda d: len(first_job_ids(d)) == 0)
+
+    # The queue's page: its workers, and a setting changed.
+    driver.get(driver.current_url.split("#")[0] + "#open=queue:bulk")
+    wait(driver, "the queue's page listing worker w-bulk",
+         lambda d: d.find_elements(By.CSS_SELECTOR, '#queue-workers tr[data-worker="w-bulk"]'))
+    row = driver.find_element(By.CSS_SELECTOR, '#queue-workers tr[data-worker="w-bulk"]').text
+    if " 2 " not in f" {row} ":
+        fail(f"worker w-bulk does not hold 2 jobs: {row}")
+    if not in_view(driver, "queue-detail"):
+        fail("the queue's page is not in view")
+    rate = driver.find_element(By.CSS_SELECTOR, '#queue-settings [data-setting="rate_limit"]')
+    rate.clear()
+    rate.send_keys("50")
+    driver.find_element(By.ID, "queue-save").click()
+    wait(driver, "the settings saved", lambda d: "queue bulk: settings changed" in message(d))
+    wait(driver, "the new rate limit shown",
+         lambda d: d.find_element(By.CSS_SELECTOR, '#queue-settings [data-setting="rate_limit"]').get_attribute("value") == "50")
+    driver.find_element(By.ID, "queue-detail").screenshot(f"{artefacts}/queue.png")
+
+    # A table under the pointer keeps its rows while a job arrives; it shows the job once the pointer leaves.
+    driver.get(driver.current_url.split("#")[0] + "#queue=bulk")
+    wait(driver, "bulk's jobs", lambda d: len(first_job_ids(d)) >= 3)
+    before = first_job_ids(driver)
+    ActionChains(driver).move_to_element(driver.find_element(By.CSS_SELECTOR, "#jobs tbody tr")).perform()
+    subprocess.run(psql + ["-c", "SELECT pgjq.enqueue('late', '{}', 'bulk')"], check=True, stdout=subprocess.DEVNULL)
+    seen = refreshes(driver)
+    wait(driver, "three refreshes with the pointer over the jobs", lambda d: refreshes(d) >= seen + 3)
+    if first_job_ids(driver) != before:
+        fail("the jobs under the pointer moved")
+    if driver.find_element(By.ID, "jobs").get_attribute("data-held") != "true":
+        fail("the held table is not marked as held")
+    ActionChains(driver).move_to_element(driver.find_element(By.TAG_NAME, "header")).perform()
+    wait(driver, "the new job once the pointer left", lambda d: first_job_ids(d)[:1] != before[:1])
+
+    # The charts: a legend entry per series, and a time axis.
+    wait(driver, "the charts' time axis",
+         lambda d: len(d.find_elements(By.CSS_SELECTOR, "#charts svg text[text-anchor=end]")) == 4)
+    if len(driver.find_elements(By.CSS_SELECTOR, "#charts .legend .swatch")) < 7:
+        fail("the charts' legends lack their colours")
+
+    # At a phone's width nothing scrolls the page sideways, and the search is there.
+    driver.set_window_size(390, 844)
+    seen = refreshes(driver)
+    wait(driver, "a refresh at a phone's width", lambda d: refreshes(d) >= seen + 1)
+    wide = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+    if wide > 1:
+        fail(f"at 390 px the page is {wide} px too wide")
+    if not driver.find_element(By.ID, "job-search").is_displayed():
+        fail("no search at a phone's width")
+    driver.save_screenshot(f"{artefacts}/phone.png")
+    severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    if severe:
+        fail(f"console errors: {severe}")
+
+
 def main():
+    if sys.argv[1] == "operate":
+        url, psql, artefacts = sys.argv[2], sys.argv[3].split(), sys.argv[4]
+        with tempfile.TemporaryDirectory() as profile:
+            driver = browser(profile)
+            try:
+                driver.set_window_size(1280, 800)
+                driver.get(url)
+                wait(driver, "the page refreshed twice", lambda d: refreshes(d) >= 2)
+                check_operate(driver, psql, artefacts)
+            finally:
+                driver.quit()
+        return
     if sys.argv[1] == "workflow":
         url, workflow_id, steps, edges, running_id, screenshot = sys.argv[2:8]
         with tempfile.TemporaryDirectory() as profile:
@@ -180,13 +300,23 @@ def main():
             queues = driver.find_element(By.ID, "queues").text
             if "mail" not in queues:
                 fail(f"the queue 'mail' is not shown: {queues}")
-            wait(driver, f"failed job {failed_id} listed with its retry button",
-                 lambda d: job_button(d, "retry", failed_id))
+            if role == "admin":
+                wait(driver, f"failed job {failed_id} listed with its retry button",
+                     lambda d: job_button(d, "retry", failed_id))
+            else:
+                wait(driver, f"failed job {failed_id} listed", lambda d: job_button(d, "show", failed_id))
+                seen = refreshes(driver)
+                wait(driver, "two more refreshes", lambda d: refreshes(d) >= seen + 2)
+                if job_button(driver, "retry", failed_id) or driver.find_elements(By.CSS_SELECTOR, '#queues [data-action="pause"]'):
+                    fail("an observer is offered retry or pause")
             errors = driver.find_element(By.ID, "jobs").text
             if "<script>" not in errors:
                 fail(f"the failed job's error is not shown as text: {errors}")
             click_job_button(driver, "show", failed_id)
             wait(driver, "the job's detail", lambda d: d.find_element(By.ID, "job-detail").is_displayed())
+            if f"open=job%3A{failed_id}" not in driver.current_url and f"open=job:{failed_id}" not in driver.current_url:
+                fail(f"the job's detail has no address of its own: {driver.current_url}")
+            wait(driver, "the job's detail in view", lambda d: in_view(d, "job-detail"))
             payload = driver.find_element(By.ID, "job-payload").text
             if "<script>" not in payload or "onerror" not in payload:
                 fail(f"the payload is not shown as text: {payload}")
@@ -200,12 +330,28 @@ def main():
                 severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
                 if severe:
                     fail(f"console errors: {severe}")
-                driver.save_screenshot(sys.argv[4])
-            click_job_button(driver, "retry", failed_id)
             if role == "admin":
+                driver.set_window_size(1280, 800)
+                wait(driver, "the job's detail in view at 1280x800", lambda d: in_view(d, "job-detail"))
+                driver.save_screenshot(sys.argv[4])
+                click_job_button(driver, "retry", failed_id)
                 wait(driver, "the retry's confirmation", lambda d: "is pending again" in message(d))
+                driver.back()
+                wait(driver, "the back button closing the job", lambda d: not d.find_element(By.ID, "job-detail").is_displayed())
             else:
-                wait(driver, "the retry's refusal", lambda d: "permission denied" in message(d))
+                refused = driver.execute_async_script(
+                    "const done = arguments[arguments.length - 1];"
+                    "fetch(`/api/jobs/${arguments[0]}/retry`, {method: 'POST', headers: {'X-PGJQ-CSRF': "
+                    "document.querySelector('meta[name=pgjq-csrf]').content}}).then((r) => r.json().then((b) => done([r.status, b.error])));",
+                    failed_id)
+                if refused[0] != 403 or "permission denied" not in refused[1]:
+                    fail(f"an observer's retry was not refused: {refused}")
+                driver.get(url.split("?")[0].split("#")[0] + "#open=queue:mail")
+                wait(driver, "the queue's page", lambda d: d.find_element(By.ID, "queue-detail").is_displayed())
+                wait(driver, "its settings shown read-only",
+                     lambda d: d.find_elements(By.CSS_SELECTOR, '#queue-settings [data-setting="rate_limit"][disabled]'))
+                if driver.find_element(By.ID, "queue-save").is_displayed():
+                    fail("an observer is offered to save a queue's settings")
             if injected(driver) is not None:
                 fail("a payload's script ran after the refresh")
         finally:

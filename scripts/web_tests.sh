@@ -16,7 +16,12 @@
 #   an arrow per dependency, its error shown as text, and cancel asks first (dismissed: nothing changes);
 # - without a maintenance worker the overview says so (the page's banner);
 # - SIGTERM stops it cleanly.
-# The admin's screenshots are kept in build/test-output/web/: dashboard.png, workflow.png.
+# - the operator's tasks in the browser: a search by payload, a bulk retry with its count confirmed, the
+#   queue's page (its workers, a setting changed; read-only to an observer), rows that stay under the
+#   pointer, charts with a legend and time axis, a phone's width; the search, count, bulk and settings
+#   calls refuse bad values by name, and an observer's changes;
+# The admin's screenshots are kept in build/test-output/web/: dashboard.png (1280x800), workflow.png,
+# queue.png, phone.png.
 # As root it re-executes itself as the postgres user (see scripts/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,6 +62,14 @@ SELECT pgjq.fail(id, 'w', '<script>window.pgjqInjected = 3</script> smtp timeout
   FROM pgjq.claim_job_batch('w', NULL, 10, 'mail') WHERE payload ? 'html';
 SQL
 failed_job=$("${psql[@]}" -c "SELECT id FROM pgjq.jobs WHERE status = 'failed' AND queue_name = 'mail'")
+# Queue "bulk": three failed jobs found by their payloads and retried at once, two held by worker w-bulk.
+"${psql[@]}" >/dev/null <<'SQL'
+SELECT pgjq.create_queue('bulk', max_attempts => 1);
+SELECT pgjq.enqueue_batch('report', (SELECT jsonb_agg(jsonb_build_object('order', g)) FROM generate_series(1, 3) g), 'bulk');
+SELECT pgjq.fail(id, 'w', 'boom') FROM pgjq.claim_job_batch('w', NULL, 3, 'bulk');
+SELECT pgjq.enqueue_batch('held', '[{}, {}]', 'bulk');
+SELECT count(*) FROM pgjq.claim_job_batch('w-bulk', ARRAY['held'], 2, 'bulk');
+SQL
 [ -n "$failed_job" ] || fail "no failed job to show"
 
 # Workflows: "thumbnails" fans out from fetch to three resizes and joins them in publish; resize c fails for
@@ -109,7 +122,7 @@ start_web() {
 # unless the arguments name an Authorization or Cookie header.
 auth=
 request() {
-  PGJQ_TEST_AUTH=$auth "$python" - "$@" <<'PY'
+  PGJQ_TEST_AUTH=$auth PGJQ_TEST_BODY=${body:-} "$python" - "$@" <<'PY'
 import os, sys, urllib.request, urllib.error
 method, url, headers = sys.argv[1], sys.argv[2], dict(h.split(": ", 1) for h in sys.argv[3:])
 if os.environ["PGJQ_TEST_AUTH"] and "Authorization" not in headers and "Cookie" not in headers:
@@ -119,7 +132,8 @@ class Keep(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args): return None
 opener = urllib.request.build_opener(Keep)
 try:
-    response = opener.open(urllib.request.Request(url, method=method, headers=headers, data=b"" if method == "POST" else None))
+    data = os.environ["PGJQ_TEST_BODY"].encode() if method == "POST" else None
+    response = opener.open(urllib.request.Request(url, method=method, headers=headers, data=data))
 except urllib.error.HTTPError as e:
     response = e
 print(response.status)
@@ -146,6 +160,14 @@ csrf=$(grep -o 'name="pgjq-csrf" content="[0-9a-f]*"' <<<"$page" | grep -o '[0-9
 out=$(request POST "$base/api/workflows/$nightly/cancel" "X-PGJQ-CSRF: $csrf")
 [ "$(status "$out")" = 403 ] && grep -q 'permission denied' <<<"$out" && [ "$(workflow_status "$nightly")" = running ] \
   || fail "an observer's cancel of a workflow: $out; $(workflow_status "$nightly")"; ok
+# It is told it administers nothing, and what it would change is refused.
+out=$(request GET "$base/api/overview")
+[ "$(json_of "d['administers']['mail']")" = False ] || fail "an observer is said to administer mail: $out"; ok
+out=$(body='{"rate_limit": 7}' request POST "$base/api/queues/mail/settings" "X-PGJQ-CSRF: $csrf")
+[ "$(status "$out")" = 403 ] && [ "$("${psql[@]}" -c "SELECT rate_limit IS NULL FROM pgjq.queues WHERE queue_name = 'mail'")" = t ] \
+  || fail "an observer's change of settings: $out"; ok
+out=$(request POST "$base/api/jobs/retry?queue=bulk&state=failed" "X-PGJQ-CSRF: $csrf")
+[ "$(status "$out")" = 403 ] || fail "an observer's bulk retry: $out"; ok
 auth=
 kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"; ok
 
@@ -171,9 +193,36 @@ out=$(request GET "$base/api/jobs/999999")
 out=$(request GET "$base/api/jobs?state=sleeping")
 [ "$(status "$out")" = 400 ] && grep -q 'unknown job status' <<<"$out" || fail "a bad state: $out"; ok
 out=$(request GET "$base/api/jobs?limit=many")
-[ "$(status "$out")" = 400 ] && grep -q 'whole numbers' <<<"$out" || fail "a limit that is no number: $out"; ok
+[ "$(status "$out")" = 400 ] && grep -q 'limit must be a whole number' <<<"$out" || fail "a limit that is no number: $out"; ok
 out=$(request GET "$base/api/jobs?limit=0")
 [ "$(status "$out")" = 400 ] || fail "a limit out of bounds: $out"; ok
+# The search: by payload, by page, counted; each bad value refused with its name.
+out=$(request GET "$base/api/jobs?payload=%7B%22order%22%3A%202%7D")
+[ "$(json_of "[(j['queue'], j['payload']) for j in d]")" = "[('bulk', {'order': 2})]" ] || fail "a search by payload: $out"; ok
+out=$(request GET "$base/api/jobs?payload=%7Border")
+[ "$(status "$out")" = 400 ] && grep -q 'payload must be JSON' <<<"$out" || fail "a payload that is no JSON: $out"; ok
+newest_mail=$("${psql[@]}" -c "SELECT max(id) FROM pgjq.jobs WHERE queue_name = 'mail'")
+out=$(request GET "$base/api/jobs?queue=mail&before=$newest_mail&limit=2")
+[ "$(json_of "all(j['id'] < $newest_mail for j in d) and len(d) == 2")" = True ] || fail "a page before a job: $out"; ok
+out=$(request GET "$base/api/jobs/count?queue=mail&state=completed")
+[ "$(json_of "(d['count'], d['more'])")" = "(3, False)" ] || fail "a count: $out"; ok
+out=$(request POST "$base/api/jobs/retry?state=failed" "X-PGJQ-CSRF: $csrf")
+[ "$(status "$out")" = 400 ] && grep -q 'needs a queue' <<<"$out" || fail "a bulk retry without a queue: $out"; ok
+out=$(request POST "$base/api/jobs/delete?queue=bulk&payload=%7B%7D" "X-PGJQ-CSRF: $csrf")
+[ "$(status "$out")" = 400 ] && grep -q 'not by payload' <<<"$out" || fail "a bulk delete by payload: $out"; ok
+# The queue's page: settings, figures, workers; a change of settings checked before it is sent.
+out=$(request GET "$base/api/queues/bulk")
+[ "$(json_of "(d['settings']['max_attempts'], d['administers'], [(w['worker_id'], w['jobs']) for w in d['workers']])")" \
+  = "(1, True, [('w-bulk', 2)])" ] || fail "the queue's page: $out"; ok
+out=$(request GET "$base/api/queues/nowhere")
+[ "$(status "$out")" = 404 ] || fail "an unknown queue's page: $out"; ok
+for bad in '{"rate_limit": "fast"}' '{"colour": 1}' '{"lease_s": -1}' '[]' '{}'; do
+  out=$(body=$bad request POST "$base/api/queues/mail/settings" "X-PGJQ-CSRF: $csrf")
+  [ "$(status "$out")" = 400 ] || fail "settings $bad were taken: $out"
+done; ok
+out=$(body='{"max_running": 4, "job_timeout_s": 90}' request POST "$base/api/queues/mail/settings" "X-PGJQ-CSRF: $csrf")
+[ "$(status "$out")" = 200 ] && [ "$("${psql[@]}" -c "SELECT max_running, job_timeout FROM pgjq.queues WHERE queue_name = 'mail'")" = "4|00:01:30" ] \
+  || fail "a change of settings: $out"; ok
 out=$(request GET "$base/metrics")
 /usr/bin/promtool check metrics <<<"$(tail -n +4 <<<"$out")" >/dev/null 2>&1 || fail "the served metrics: $out"; ok
 # Workflows as JSON, only with the token.
@@ -224,6 +273,13 @@ expected_edges=$("${psql[@]}" -c "SELECT jsonb_agg(jsonb_build_array(d, step_nam
   || fail "the admin's cancel in the page: $(workflow_status "$nightly"), $(step_states "$nightly")"; ok
 [ -s "$artefacts/workflow.png" ] || fail "no screenshot of the workflow"; ok
 [ "$(status_of "$failed_job")" = pending ] || fail "the admin's retry did not make the job pending"; ok
+"$python" scripts/web_browser_test.py operate "$url" "$STAGE_BIN/psql -X -q -At -v ON_ERROR_STOP=1" "$artefacts" \
+  || fail "the admin's search, bulk retry, queue page and phone view (above)"
+[ "$("${psql[@]}" -c "SELECT count(*) FROM pgjq.jobs WHERE queue_name = 'bulk' AND job_type = 'report' AND status = 'pending'")" = 3 ] \
+  || fail "the page's bulk retry did not retry bulk's 3 failed jobs"; ok
+[ "$("${psql[@]}" -c "SELECT rate_limit FROM pgjq.queues WHERE queue_name = 'bulk'")" = 50 ] \
+  || fail "the page did not change bulk's rate limit"; ok
+[ -s "$artefacts/queue.png" ] && [ -s "$artefacts/phone.png" ] || fail "no screenshot of the queue page or the phone view"; ok
 [ -s "$artefacts/dashboard.png" ] || fail "no screenshot"; ok
 out=$(request GET "$base/api/history")
 [ "$(json_of "len(d['samples']) > 1")" = True ] || fail "the charts' history holds no samples: $out"; ok

@@ -11,6 +11,7 @@
 #include "http_serving.hpp"
 #include "output.hpp"
 #include "web_assets.hpp"
+#include "web_requests.hpp"
 
 #include <libpq-fe.h>
 
@@ -31,6 +32,11 @@ namespace
 constexpr auto k_history_span = std::chrono::hours(1);
 constexpr const char *k_token_cookie = "pgjq_token";
 constexpr std::size_t k_preview_bytes = 200; // of a workflow step's result, as the page shows it
+// A search's count stops here: the page says "more than" past it rather than count a whole history.
+constexpr std::int64_t k_max_counted = 100000;
+// Jobs one bulk request handles (in batches of 1000, a transaction each) before it answers, so that the
+// page shows progress and the session serves the other requests; the page asks again while more are left.
+constexpr std::int64_t k_bulk_jobs_per_request = 20000;
 
 std::string cookie(const httplib::Request &request, const std::string &name)
 {
@@ -91,15 +97,34 @@ public:
         [](connection &db, const httplib::Request &) -> nlohmann::json
         {
           const std::optional<bool> served = db.maintenance_served();
+          const std::vector<queue_stats> queues = db.stats();
+          // Which queues this role administers, so the page offers their actions to it alone (null: a
+          // database before 0.3.0, which cannot say; the page offers them and the database decides).
+          nlohmann::json administers = nlohmann::json::object();
+          for (const queue_stats &q : queues)
+          {
+            const std::optional<bool> admin = db.holds_capability("admin", q.queue);
+            administers[q.queue] = admin ? nlohmann::json(*admin) : nlohmann::json(nullptr);
+          }
           return {{"role", PQuser(db.native_handle())},
                   {"database", PQdb(db.native_handle())},
                   {"maintenance_served", served ? nlohmann::json(*served) : nlohmann::json(nullptr)},
                   {"at", format_time(clock::now())},
-                  {"queues", json_array(db.stats())},
+                  {"queues", json_array(queues)},
+                  {"administers", administers},
                   {"latency", json_array(db.latency())}};
         });
     server.Get("/api/history", [this](const httplib::Request &, httplib::Response &rs) { history(rs); });
-    get(server, "/api/jobs", [](connection &db, const httplib::Request &rq) { return list_jobs(db, rq); });
+    get(server, "/api/jobs",
+        [](connection &db, const httplib::Request &rq) { return json_array(db.jobs(listing_of(rq))); });
+    get(server, "/api/jobs/count",
+        [](connection &db, const httplib::Request &rq) -> nlohmann::json
+        {
+          const std::int64_t n = db.count_jobs(listing_of(rq), k_max_counted);
+          return {{"count", n}, {"more", n >= k_max_counted}};
+        });
+    post(server, "/api/jobs/(retry|cancel|delete)",
+         [](connection &db, const httplib::Request &rq) { return bulk(db, rq, rq.matches[1].str()); });
     get(server, R"(/api/jobs/(\d{1,18}))",
         [](connection &db, const httplib::Request &rq) -> nlohmann::json
         {
@@ -121,6 +146,38 @@ public:
            if (!db.cancel(id_of(rq)))
              throw wrong_state("job " + rq.matches[1].str() + " had already finished", "55000");
            return {{"done", "job " + rq.matches[1].str() + " is cancelled"}};
+         });
+    get(server, R"(/api/queues/([^/]+))",
+        [](connection &db, const httplib::Request &rq) -> nlohmann::json
+        {
+          const std::string queue = rq.matches[1].str();
+          const std::optional<queue_info> settings = db.get_queue(queue);
+          if (!settings)
+            throw unknown_queue("queue " + queue + " does not exist (or this role may not see it)", "P0002");
+          const std::optional<queue_stats> stats = db.stats(queue);
+          const std::optional<bool> admin = db.holds_capability("admin", queue);
+          nlohmann::json workers = nlohmann::json::array();
+          for (const queue_worker &w : db.queue_workers(queue))
+            workers.push_back(
+                {{"worker_id", w.worker_id},
+                 {"role", w.role ? nlohmann::json(*w.role) : nlohmann::json(nullptr)},
+                 {"jobs", w.jobs},
+                 {"oldest_claimed_at",
+                  w.oldest_claimed_at ? nlohmann::json(format_time(*w.oldest_claimed_at)) : nlohmann::json(nullptr)},
+                 {"first_lease_expires_at", w.first_lease_expires_at
+                                                ? nlohmann::json(format_time(*w.first_lease_expires_at))
+                                                : nlohmann::json(nullptr)}});
+          return {{"settings", to_json(*settings)},
+                  {"stats", stats ? to_json(*stats) : nlohmann::json(nullptr)},
+                  {"workers", workers},
+                  {"administers", admin ? nlohmann::json(*admin) : nlohmann::json(nullptr)}};
+        });
+    post(server, R"(/api/queues/([^/]+)/settings)",
+         [](connection &db, const httplib::Request &rq) -> nlohmann::json
+         {
+           const std::string queue = rq.matches[1].str();
+           db.alter_queue(queue, settings_of(rq.body));
+           return {{"done", "queue " + queue + ": settings changed"}};
          });
     post(server, R"(/api/queues/([^/]+)/(pause|resume))", // the server checks the name
          [](connection &db, const httplib::Request &rq) -> nlohmann::json
@@ -258,27 +315,35 @@ private:
     reply(rs, 200, {{"interval_s", m_settings.sample_interval_s}, {"samples", samples}});
   }
 
-  static nlohmann::json list_jobs(connection &db, const httplib::Request &rq)
+  // Retry, cancel or delete the jobs a search selects, which must name a queue and no payload (the server's
+  // bulk functions select by queue, type and state): up to k_bulk_jobs_per_request of them, then says
+  // how many it handled and whether it stopped with more left.
+  static nlohmann::json bulk(connection &db, const httplib::Request &rq, const std::string &action)
   {
-    job_listing l;
-    if (rq.has_param("queue"))
-      l.queue = rq.get_param_value("queue");
-    if (rq.has_param("state"))
-      l.status = parse_job_status(rq.get_param_value("state"));
-    if (rq.has_param("type"))
-      l.job_type = rq.get_param_value("type");
-    try
+    const job_listing l = listing_of(rq);
+    if (!l.queue)
+      throw bad_argument("a bulk " + action + " needs a queue", "22023");
+    if (l.payload_contains)
+      throw bad_argument("a bulk " + action + " selects by queue, type and state, not by payload", "22023");
+    job_filter f;
+    f.job_type = l.job_type;
+    f.max_jobs = 1000;
+    if (action != "retry")
+      f.status = l.status;
+    else if (l.status && *l.status != job_status::failed)
+      throw bad_argument("retry takes failed jobs, not " + std::string(to_string(*l.status)) + " ones", "22023");
+    std::int64_t handled = 0;
+    for (std::int64_t n = 1; n > 0 && handled < k_bulk_jobs_per_request;)
     {
-      if (rq.has_param("limit"))
-        l.limit = std::stoi(rq.get_param_value("limit"));
-      if (rq.has_param("offset"))
-        l.offset = std::stoll(rq.get_param_value("offset"));
+      n = action == "retry"    ? db.retry_failed(*l.queue, f)
+          : action == "cancel" ? db.cancel_jobs(*l.queue, f)
+                               : db.delete_jobs(*l.queue, f);
+      handled += n;
     }
-    catch (const std::logic_error &)
-    {
-      throw bad_argument("limit and offset are whole numbers", "22023");
-    }
-    return json_array(db.jobs(l));
+    const char *verb = action == "retry" ? "retried" : action == "cancel" ? "cancelled" : "deleted";
+    return {{"done", std::string(verb) + " " + std::to_string(handled) + " jobs of queue " + *l.queue},
+            {"jobs", handled},
+            {"more", handled >= k_bulk_jobs_per_request}};
   }
 
   static nlohmann::json list_workflows(connection &db, const httplib::Request &rq)

@@ -31,10 +31,11 @@ PGJQ_PACKAGES=(make g++ pkg-config perl postgresql-$PGJQ_PG_MAJOR postgresql-ser
                libboost-test-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libipc-run-perl cmake binutils)
 # Only the tests need these: the pooler of tests/client/test_pooler.cpp, the fuzzer of scripts/fuzz.sh,
 # Prometheus's promtool and postgres_exporter (tests/t/023, 024), psycopg (scripts/examples_tests.sh) and
-# PL/Proxy (the cluster tests). scripts/test.sh installs them before it gives up root; each script also asks
+# PL/Proxy (the cluster tests), zsh and groff (scripts/cli_tests.sh checks the completion and the man
+# page). scripts/test.sh installs them before it gives up root; each script also asks
 # for its own.
 PGJQ_TEST_PACKAGES=(pgbouncer sqlsmith prometheus prometheus-postgres-exporter python3-psycopg
-                    postgresql-$PGJQ_PG_MAJOR-plproxy)
+                    postgresql-$PGJQ_PG_MAJOR-plproxy zsh groff-base)
 # And these for the suites that run once, on this system only (scripts/test.sh): clang-format
 # (scripts/format.sh), and Chromium with chromedriver and Selenium (scripts/web_tests.sh drives the dashboard
 # in a real browser).

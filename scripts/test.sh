@@ -106,7 +106,7 @@ run_suite "fuzzing (sqlsmith, random calls)" bash scripts/fuzz.sh
 once && run_suite "release metadata and client package (pkg-config, CMake, exports)" bash scripts/package_tests.sh
 
 echo
-[ ${#failures[@]} -eq 0 ] || printf 'failed suite (PostgreSQL %s): %s\n' "$PGJQ_PG_MAJOR" "${failures[@]}"
+for failure in "${failures[@]}"; do printf 'failed suite (PostgreSQL %s): %s\n' "$PGJQ_PG_MAJOR" "$failure"; done
 echo "suites on PostgreSQL $PGJQ_PG_MAJOR: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
 exit

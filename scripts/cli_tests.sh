@@ -117,6 +117,9 @@ expect 0 "$pgjq" --json jobs --queue mail --limit 5 --before "$newest"
 [ "$(json "[j['id'] for j in data]" <<<"$out")" = "$("${psql[@]}" -c "SELECT array_agg(id ORDER BY id DESC) FROM (SELECT id FROM pgjq.jobs WHERE queue_name = 'mail' AND id < $newest ORDER BY id DESC LIMIT 5) s" | tr -d '{}' | sed 's/^/[/; s/$/]/; s/,/, /g')" ] \
   || fail "jobs --before does not page by id: $out"; ok
 expect 2 "$pgjq" jobs --before 5 --offset 5; ok
+expect 0 "$pgjq" --json jobs --payload '{"n": 4}'
+[ "$(json "[(j['queue'], j['payload']) for j in data]" <<<"$out")" = "[('mail', {'n': 4})]" ] || fail "jobs --payload: $out"; ok
+expect 2 "$pgjq" jobs --payload '{"n":'; ok
 expect 3 "$pgjq" jobs --queue nowhere
 grep -q 'queue nowhere does not exist' <<<"$err" || fail "jobs --queue of no queue: $err"; ok
 expect 0 "$pgjq" --json jobs --type nothing-like-this

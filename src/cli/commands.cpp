@@ -304,6 +304,18 @@ int list_jobs(const options &o, connection &db, const job_query &q)
   l.limit = q.limit;
   l.offset = q.offset;
   l.before_id = q.before_id;
+  if (q.payload)
+  {
+    try
+    {
+      l.payload_contains = nlohmann::json::parse(*q.payload);
+    }
+    catch (const nlohmann::json::parse_error &)
+    {
+      std::cerr << "pgjq: --payload must be JSON that the payloads are to contain, such as '{\"order\": 17}'\n";
+      return k_exit_usage;
+    }
+  }
   if (q.queue && !queue_or_complain(db, *q.queue))
     return k_exit_not_found;
   return print_list(o, db.jobs(l), {"ID", "QUEUE", "TYPE", "STATUS", "ATTEMPTS", "CREATED", "LAST ERROR"},

@@ -46,7 +46,7 @@ inline constexpr const char *k_scheduled_state = "scheduled";
 
 struct job_query
 {
-  std::optional<std::string> queue, state, type;
+  std::optional<std::string> queue, state, type, payload;
   std::optional<double> older_than_s;
   int limit = 50;
   std::int64_t offset = 0;

@@ -83,6 +83,7 @@ int main(int argc, char **argv)
           },
           "STATE"));
   jobs->add_option("-t,--type", jq.type, "only this job type");
+  jobs->add_option("-p,--payload", jq.payload, "only jobs whose payload contains this JSON ('{\"order\": 17}')");
   add_duration(jobs, "--older-than", jq.older_than_s, "only jobs enqueued at least this long ago (30s, 5min, 2h, 1d)");
   jobs->add_option("--limit", jq.limit, "at most this many (1-10000)")->check(CLI::Range(1, 10000));
   auto *before = jobs->add_option("--before", jq.before_id,

@@ -108,7 +108,7 @@ void connection::reconnect()
 
 void connection::prepare(const detail::statement &s)
 {
-  if (m_options.pooled || m_prepared.count(s.name))
+  if (m_options.pooled || s.planned_per_call || m_prepared.count(s.name))
     return;
   if (!m_checked_prepared)
   {
@@ -158,10 +158,11 @@ detail::result connection::run(const detail::statement &st, const std::vector<st
   const std::vector<const char *> values = bind(st, args);
   prepare(st);
   const int count = static_cast<int>(values.size());
-  detail::result res = detail::check(
-      m_options.pooled ? PQexecParams(m_conn, st.sql, count, st.parameter_types, values.data(), nullptr, nullptr, 0)
-                       : PQexecPrepared(m_conn, st.name, count, values.data(), nullptr, nullptr, 0),
-      m_conn);
+  detail::result res =
+      detail::check(m_options.pooled || st.planned_per_call
+                        ? PQexecParams(m_conn, st.sql, count, st.parameter_types, values.data(), nullptr, nullptr, 0)
+                        : PQexecPrepared(m_conn, st.name, count, values.data(), nullptr, nullptr, 0),
+                    m_conn);
   collect_notifications();
   return res;
 }

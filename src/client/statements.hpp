@@ -60,10 +60,20 @@ struct statement
 
   const char *name; // starts with "pgjq_", so that a borrowed session can tell ours from the caller's
   const char *sql;
+  // Planned with its values at each call instead of prepared once: for a search whose best plan depends on
+  // which filters are given (a prepared statement's generic plan cannot use an index on a filter that may
+  // be NULL, and reads a long history row by row where a partial index finds the few).
+  bool planned_per_call = false;
   int parameter_count = 0;
   Oid parameter_types[16] = {}; // one array, as PQprepare and PQexecParams take them
   const char *parameter_names[16] = {};
 };
+
+constexpr statement planned_for_each_call(statement s)
+{
+  s.planned_per_call = true;
+  return s;
+}
 
 namespace calls
 {
@@ -155,14 +165,15 @@ inline constexpr statement get_job{
   {"queue_name", text}, {"status", text}, {"job_type", text}, {"older_than", interval},                   \
   {"due_now", boolean}, {"before_id", int8}, {"finished_before", timestamptz}, {"payload_contains", jsonb}
 // clang-format on
-inline constexpr statement list_jobs{"pgjq_list_jobs",
-                                     "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES
-                                     " ORDER BY id DESC LIMIT $9 OFFSET $10",
-                                     {PGJQ_JOB_LISTING_PARAMETERS, {"limit", int4}, {"offset", int8}}};
-inline constexpr statement count_jobs{"pgjq_count_jobs",
-                                      "SELECT count(*) FROM (SELECT FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES
-                                      " LIMIT $9) matching",
-                                      {PGJQ_JOB_LISTING_PARAMETERS, {"at_most", int8}}};
+inline constexpr statement list_jobs =
+    planned_for_each_call({"pgjq_list_jobs",
+                           "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES
+                           " ORDER BY id DESC LIMIT $9 OFFSET $10",
+                           {PGJQ_JOB_LISTING_PARAMETERS, {"limit", int4}, {"offset", int8}}});
+inline constexpr statement count_jobs = planned_for_each_call(
+    {"pgjq_count_jobs",
+     "SELECT count(*) FROM (SELECT FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES " LIMIT $9) matching",
+     {PGJQ_JOB_LISTING_PARAMETERS, {"at_most", int8}}});
 inline constexpr statement metrics{"pgjq_metrics", "SELECT pgjq.metrics()", {}};
 inline constexpr statement maintenance{
     "pgjq_maintenance",

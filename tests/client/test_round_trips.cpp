@@ -324,6 +324,13 @@ BOOST_AUTO_TEST_CASE(jobs_pages_by_id_and_count_jobs_stops_at_its_bound)
   l.finished_before = pgjq::clock::now() - std::chrono::hours(1);
   BOOST_TEST(db.count_jobs(l, 100) == 0);
   BOOST_CHECK_THROW(db.count_jobs(l, 0), pgjq::bad_argument);
+  // Planned with its filters at each call: never a prepared statement, whose generic plan would read the
+  // whole history where an index finds the few rows a filter names.
+  PGresult *prepared = PQexec(db.native_handle(), "SELECT count(*) FROM pg_catalog.pg_prepared_statements"
+                                                  " WHERE name IN ('pgjq_list_jobs', 'pgjq_count_jobs')");
+  BOOST_REQUIRE(PQresultStatus(prepared) == PGRES_TUPLES_OK);
+  BOOST_TEST(std::string(PQgetvalue(prepared, 0, 0)) == "0");
+  PQclear(prepared);
   BOOST_CHECK_THROW(db.count_jobs(l, 10000001), pgjq::bad_argument);
 }
 

@@ -17,6 +17,7 @@ namespace pgjq::detail
 // statement's types never depend on inference.
 namespace type
 {
+inline constexpr Oid unknown = 0; // typed by the server from where the statement uses it
 inline constexpr Oid boolean = 16;
 inline constexpr Oid int8 = 20;
 inline constexpr Oid int4 = 23;
@@ -153,16 +154,18 @@ inline constexpr statement fail{
 inline constexpr statement get_job{
     "pgjq_get_job", "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE id = $1", {{"job_id", int8}}};
 // What jobs() and count_jobs() select: $1 queue, $2 status, $3 job_type, $4 older_than, $5 due_now,
-// $6 before_id, $7 finished_before, $8 payload_contains (each NULL: any).
+// $6 before_id, $7 finished_before, $8 payload_contains (each NULL: any). The status is left for the server
+// to type from `status = $2` (pgjq.job_status, whose OID is the database's): a text cast to it would stay a
+// run-time conversion, which no index predicate is proven by, and finished_jobs_failed_idx would not serve.
 // clang-format off
 #define PGJQ_JOB_LISTING_MATCHES                                                                            \
-  "($1::text IS NULL OR queue_name = $1) AND ($2::text IS NULL OR status = $2::pgjq.job_status)"          \
+  "($1::text IS NULL OR queue_name = $1) AND (status = $2 OR $2 IS NULL)"                                \
   " AND ($3::text IS NULL OR job_type = $3) AND ($4::interval IS NULL OR created_at <= now() - $4)"       \
   " AND ($5::boolean IS NULL OR (run_at <= now()) = $5) AND ($6::bigint IS NULL OR id < $6)"              \
   " AND ($7::timestamptz IS NULL OR coalesce(completed_at, failed_at, cancelled_at) < $7)"                \
   " AND ($8::jsonb IS NULL OR payload @> $8)"
 #define PGJQ_JOB_LISTING_PARAMETERS                                                                         \
-  {"queue_name", text}, {"status", text}, {"job_type", text}, {"older_than", interval},                   \
+  {"queue_name", text}, {"status", unknown}, {"job_type", text}, {"older_than", interval},                   \
   {"due_now", boolean}, {"before_id", int8}, {"finished_before", timestamptz}, {"payload_contains", jsonb}
 // clang-format on
 inline constexpr statement list_jobs =

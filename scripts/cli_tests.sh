@@ -418,9 +418,10 @@ PGHOST=/nonexistent expect 0 "$pgjq" manpage
 man_page=$out
 groff -man -Tutf8 -ww -z <<<"$man_page" 2>"$cluster/groff" && [ ! -s "$cluster/groff" ] \
   || fail "groff warns about the man page: $(cat "$cluster/groff")"; ok
-rendered=$(groff -man -Tutf8 <<<"$man_page" 2>/dev/null | col -b)
+# -P-cbou: plain text, no overstrikes for bold and underline (no col(1) needed)
+rendered=$(groff -man -Tutf8 -P-cbou <<<"$man_page" 2>/dev/null)
 for command in "jobs" "delete" "queue alter" "workflow retry" "schedule remove" "completion shell"; do
-  grep -q "^   pgjq $command" <<<"$rendered" || fail "the man page has no section for pgjq $command"
+  grep -q "^ *pgjq $command" <<<"$rendered" || fail "the man page has no section for pgjq $command: $(head -c 2000 <<<"$rendered")"
 done; ok
 grep -A1 -- '--rate-interval DURATION' <<<"$rendered" | grep -q "the rate limit's interval" \
   || fail "the man page lacks queue alter's --rate-interval and its help"; ok

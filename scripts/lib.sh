@@ -78,8 +78,16 @@ reexec_unprivileged() {
   rm -rf "$work/src.new"
   mkdir -p "$work/src.new"
   tar -C "$src" --exclude=./.git --exclude=./build --exclude='*.o' --exclude='*.so' --exclude='*.bc' -cf - . | tar -C "$work/src.new" -xf -
-  # keep the previous build directory so that reruns are incremental
-  if [ -d "$work/src/build" ]; then mv "$work/src/build" "$work/src.new/build"; fi
+  # keep the previous build directory so that reruns are incremental; make must then see each file that
+  # changed since as newer than what was built from it, which its own mtime (kept by tar) need not be: a
+  # file edited during the last run is older than the objects that run built from its earlier content
+  if [ -d "$work/src/build" ]; then
+    mv "$work/src/build" "$work/src.new/build"
+    (cd "$work/src.new" && find . -path ./build -prune -o -type f -print0) |
+      while IFS= read -r -d '' f; do
+        cmp -s "$work/src.new/$f" "$work/src/$f" 2>/dev/null || touch "$work/src.new/$f"
+      done
+  fi
   rm -rf "$work/src"; mv "$work/src.new" "$work/src"
   chown -R postgres:postgres "$work"
   exec runuser -u postgres -- env -u HOME HOME=/var/lib/postgresql PGJQ_SOURCE_DIR="$src" \

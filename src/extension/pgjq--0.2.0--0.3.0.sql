@@ -287,3 +287,106 @@ CREATE INDEX finished_jobs_failed_idx ON pgjq.finished_jobs (queue_name, id) WHE
 CREATE FUNCTION pgjq.holds_capability(capability text, queue_name text) RETURNS boolean
     LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'pgjq_holds_capability';
 COMMENT ON FUNCTION pgjq.holds_capability(text, text) IS 'whether the calling role holds this capability for the queue';
+
+-- Trace context ---------------------------------------------------------------------------------------
+-- (core/trace_context.hpp)
+
+-- headers: what the enqueuing service hands on to the worker, a W3C traceparent and tracestate above all
+-- (a JSON object of at most 32 string members, 4 kB stored; a traceparent must be of the W3C form). Set at
+-- enqueue, returned by every claim, kept in the history and carried back by a retry. NULL: none. Adding the
+-- columns rewrites nothing: a column without a default is only recorded in the catalog.
+ALTER TABLE pgjq.live_jobs ADD COLUMN headers jsonb;
+ALTER TABLE pgjq.finished_jobs ADD COLUMN headers jsonb;
+
+CREATE OR REPLACE VIEW pgjq.jobs WITH (security_barrier) AS
+    SELECT id, queue_name, job_type, priority, status, payload, NULL::jsonb AS result, run_at, unique_key,
+           progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
+           created_at, started_at, NULL::timestamptz AS completed_at, NULL::timestamptz AS failed_at,
+           NULL::timestamptz AS cancelled_at, attempts, max_attempts, last_error, enqueued_by, claimed_by,
+           group_key, depends_on, timeout, timeout_at, headers
+      FROM pgjq.live_jobs
+     WHERE pgjq.may_read_job(queue_name, enqueued_by)
+    UNION ALL
+    SELECT id, queue_name, job_type, priority, status, payload, result, run_at, unique_key,
+           progress, current_stage, events_count, worker_id, claimed_at, heartbeat_at, lease_expires_at,
+           created_at, started_at, completed_at, failed_at, cancelled_at, attempts, max_attempts, last_error,
+           enqueued_by, claimed_by, group_key, depends_on, timeout, NULL::timestamptz, headers
+      FROM pgjq.finished_jobs
+     WHERE pgjq.may_read_job(queue_name, enqueued_by);
+
+-- The producer functions with the headers argument. The old signatures go (a call by position or name with
+-- the old arguments still resolves to the new ones, whose added argument defaults).
+DROP FUNCTION pgjq.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint[], interval, interval);
+DROP FUNCTION pgjq.try_enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint[], interval, interval);
+DROP FUNCTION pgjq.enqueue_batch(text, jsonb, text, integer, timestamptz, integer, text[], text[], bigint[], interval, interval);
+CREATE FUNCTION pgjq.enqueue(job_type text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
+                             priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
+                             max_attempts integer DEFAULT NULL, unique_key text DEFAULT NULL,
+                             group_key text DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
+                             timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL,
+                             headers jsonb DEFAULT NULL)
+    RETURNS bigint LANGUAGE c VOLATILE
+    AS 'MODULE_PATHNAME', 'pgjq_enqueue';
+CREATE FUNCTION pgjq.try_enqueue(job_type text, payload jsonb DEFAULT '{}', queue_name text DEFAULT 'default',
+                                 priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
+                                 max_attempts integer DEFAULT NULL, unique_key text DEFAULT NULL,
+                                 group_key text DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
+                                 timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL,
+                                 headers jsonb DEFAULT NULL)
+    RETURNS bigint LANGUAGE c VOLATILE
+    AS 'MODULE_PATHNAME', 'pgjq_try_enqueue';
+-- headers: for every job of the batch.
+CREATE FUNCTION pgjq.enqueue_batch(job_type text, payloads jsonb, queue_name text DEFAULT 'default',
+                                   priority integer DEFAULT 100, run_at timestamptz DEFAULT NULL,
+                                   max_attempts integer DEFAULT NULL, unique_keys text[] DEFAULT NULL,
+                                   group_keys text[] DEFAULT NULL, depends_on bigint[] DEFAULT NULL,
+                                   timeout interval DEFAULT NULL, unique_for interval DEFAULT NULL,
+                                   headers jsonb DEFAULT NULL)
+    RETURNS bigint[] LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp SET jit = off SET enable_seqscan = off
+    AS 'MODULE_PATHNAME', 'pgjq_enqueue_batch';
+GRANT EXECUTE ON FUNCTION
+    pgjq.enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint[], interval, interval, jsonb),
+    pgjq.try_enqueue(text, jsonb, text, integer, timestamptz, integer, text, text, bigint[], interval, interval, jsonb),
+    pgjq.enqueue_batch(text, jsonb, text, integer, timestamptz, integer, text[], text[], bigint[], interval, interval, jsonb)
+    TO PUBLIC;
+
+-- Queue samples -----------------------------------------------------------------------------------------
+-- (core/queue_samples.hpp, maintenance/queue_sampling.cpp)
+
+-- Each queue's figures as the maintenance worker recorded them every pgjq.queue_sample_interval (1 minute),
+-- kept a day: what the dashboard's charts draw, so that they survive a restart of `pgjq web`. unfinished,
+-- completed, failed, cancelled, next_job_age: as pgjq.queue_metrics said; in_flight: its jobs claimed or
+-- running; wait_* and run_*: the totals of its latency histograms (jobs and seconds since the server
+-- started; NULL without preload). A dropped queue's samples go with the others, a day later.
+CREATE TABLE pgjq.queue_samples (
+    queue_name   text        NOT NULL,
+    sampled_at   timestamptz NOT NULL,
+    unfinished   bigint      NOT NULL,
+    in_flight    bigint      NOT NULL,
+    completed    bigint      NOT NULL,
+    failed       bigint      NOT NULL,
+    cancelled    bigint      NOT NULL,
+    next_job_age interval,
+    wait_jobs    bigint,
+    wait_seconds double precision,
+    run_jobs     bigint,
+    run_seconds  double precision,
+    PRIMARY KEY (queue_name, sampled_at)
+);
+CREATE INDEX queue_samples_sampled_at_idx ON pgjq.queue_samples (sampled_at);
+REVOKE ALL ON pgjq.queue_samples FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('pgjq.queue_samples', '');
+
+-- The samples of the queues a role may read (pgjq.queue_metrics' rule).
+CREATE VIEW pgjq.queue_history WITH (security_barrier) AS
+    SELECT queue_name, sampled_at, unfinished, in_flight, completed, failed, cancelled, next_job_age,
+           wait_jobs, wait_seconds, run_jobs, run_seconds
+      FROM pgjq.queue_samples
+     WHERE pgjq.may_read_queue(queue_name);
+GRANT SELECT ON pgjq.queue_history TO PUBLIC;
+COMMENT ON VIEW pgjq.queue_history IS 'each queue''s figures every pgjq.queue_sample_interval over the last day, for charts';
+
+-- Records a sample of every queue now (what the maintenance worker does on its own); returns how many.
+CREATE FUNCTION pgjq.sample_queues() RETURNS bigint
+    LANGUAGE c VOLATILE SET search_path = pg_catalog, pg_temp AS 'MODULE_PATHNAME', 'pgjq_sample_queues';
+GRANT EXECUTE ON FUNCTION pgjq.sample_queues() TO PUBLIC;

@@ -154,7 +154,7 @@ my $path = $sql->("SELECT path FROM pg_extension_update_paths('pgjq') WHERE sour
 like($path, qr/^0\.1\.0--0\.2\.0--/, "the update walks 0.1.0 -> 0.2.0 -> ... -> $current ($path)");
 my @versions = split /--/, $path;
 shift @versions;
-my @held_between;
+my (@held_between, @revived_queues);
 for my $version (@versions)
 {
 	my $jobs_before = $sql->($jobs_query);
@@ -178,8 +178,30 @@ for my $version (@versions)
 	$node->poll_query_until('upgraded', "SELECT status = 'pending' AND attempts = 1 FROM pgjq.live_jobs WHERE id = $expiring")
 	  or die "the maintenance worker did not recover the lease in the $version database";
 	pass("the maintenance worker recovers an expired lease at $version");
+	# this version's forms of the statements whose current form names later columns: a final failure, its
+	# retry, an in-transaction claim and its completion (in a queue of their own, dropped below: a retry
+	# takes a job out of the history its queue's totals started from)
+	$sql->("SELECT pgjq.create_queue('revived_$version')");
+	my $revived = $sql->("SELECT pgjq.enqueue('revived', '{}', queue_name => 'revived_$version', max_attempts => 1)");
+	$sql->("SELECT pgjq.claim_job_batch('w6', NULL, 1, 'revived_$version')");
+	is($sql->("SELECT pgjq.fail($revived, 'w6', 'failed at $version')"), 'failed', "$version: a final failure");
+	$sql->("SELECT pgjq.retry($revived)");
+	is($sql->("BEGIN; SELECT pgjq.complete_in_transaction(ARRAY(SELECT id FROM pgjq.claim_in_transaction('w6',"
+			  . " NULL, 1, 'revived_$version')), 'w6'); COMMIT;"), '1', "$version: retried, claimed and completed in a transaction");
+	is($sql->("SELECT status FROM pgjq.finished_jobs WHERE id = $revived"), 'completed', "$version: in the history");
+	push @revived_queues, "revived_$version";
 }
 like($path, qr/--0\.3\.0(--|$)/, 'through 0.3.0, the workflows');
+$sql->("SELECT pgjq.drop_queue('$_')") for @revived_queues;
+
+# 0.3.0's trace context: the jobs of the earlier versions have no headers; a new job's reach its claim.
+is($sql->(q{SELECT count(*) FROM pgjq.jobs WHERE headers IS NOT NULL}), '0', 'the jobs of earlier versions have no headers');
+my $traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+my $traced = $sql->("SELECT pgjq.enqueue('traced', '{}', queue_name => 'mail', headers => '{\"traceparent\": \"$traceparent\"}')");
+is($sql->(q{SELECT headers ->> 'traceparent' FROM pgjq.claim_job_batch('w7', ARRAY['traced'], 1, 'mail')}), $traceparent,
+	'a claim hands the headers given at enqueue to the worker');
+$sql->("SELECT pgjq.complete($traced, 'w7')");
+is($sql->("SELECT headers ->> 'traceparent' FROM pgjq.finished_jobs WHERE id = $traced"), $traceparent, 'and the history keeps them');
 
 my $counters = q{
 	SELECT count(*) FROM pgjq.queues q

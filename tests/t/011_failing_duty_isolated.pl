@@ -33,7 +33,7 @@ pass('the failing prune is counted and named in worker_status()');
 $node->poll_query_until('postgres', q{
 	SELECT bool_and(CASE duty WHEN 'prune' THEN errors > 0 AND failures_in_row > 0 AND retry_at IS NOT NULL
 	                                          AND last_error LIKE '%test_failing_duty%'
-	                          ELSE errors = 0 END) AND count(*) = 8
+	                          ELSE errors = 0 END) AND count(*) = 9
 	  FROM pgjq.maintenance_duties() WHERE datname = 'postgres'})
   or die 'maintenance_duties() does not show the failing prune alone';
 pass('maintenance_duties() shows the failure in the prune\'s own row, and no other duty failing');

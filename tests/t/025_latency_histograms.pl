@@ -2,7 +2,8 @@
 # buckets when its report commits, and only then: a rolled-back report, a rolled-back savepoint and a
 # never-claimed cancelled job count nothing; in-transaction claims and a statement finishing jobs of several
 # queues are counted per queue; each role sees only the queues it may read; the histograms are kept in
-# shared memory, so a restart starts them again at zero; without preload there are none.
+# shared memory, so a restart starts them again at zero, while the worker's samples of them are rows that
+# stay; without preload there are none.
 use strict;
 use warnings;
 use FindBin;
@@ -118,8 +119,20 @@ like($err, qr/q must be between 0 and 1/, 'a quantile outside 0-1 is refused');
 ($ret, $out, $err) = $node->psql('postgres', q{SELECT pgjq.histogram_quantile(0.5, '{1, Infinity}', '{1}')});
 like($err, qr/le and buckets must be non-empty arrays of the same length/, 'and so are bounds and counts that do not match');
 
+# The maintenance worker samples every queue each pgjq.queue_sample_interval, the histograms' totals with
+# its figures; the samples are rows, which a restart keeps.
+$node->safe_psql('postgres', q{ALTER SYSTEM SET pgjq.queue_sample_interval = '1s'; SELECT pg_reload_conf()});
+$node->safe_psql('postgres', q{SELECT pgjq.start_worker()});
+my $mail_runs = jobs_counted('mail', 'run');
+ok($node->poll_query_until('postgres', qq{SELECT count(*) >= 2 FROM pgjq.queue_history
+                                           WHERE queue_name = 'mail' AND run_jobs = $mail_runs AND completed = 4}),
+	'the maintenance worker samples the queues, with their histograms\' totals');
+my $samples = $node->safe_psql('postgres', q{SELECT count(*) FROM pgjq.queue_samples});
+
 # Shared memory: a restart starts the histograms again (the totals of queue_metrics stay exact).
 $node->restart;
+cmp_ok($node->safe_psql('postgres', q{SELECT count(*) FROM pgjq.queue_samples}), '>=', $samples,
+	'the samples outlive the restart');
 is(jobs_counted('mail', 'run'), 0, 'after a restart the histograms start again from zero');
 is($node->safe_psql('postgres', q{SELECT completed FROM pgjq.queue_metrics WHERE queue_name = 'mail'}),
 	'4', 'while the totals are kept');

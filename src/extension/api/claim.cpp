@@ -99,9 +99,10 @@ const plan_text k_spend_tokens = {
 
 statement s_claim_any = {"claim.claim_any", {PICK("$8", "", "") CLAIM_CURRENT, 8, CLAIM_TYPES}};
 statement s_claim_types = {"claim.claim_types", {PICK("$8", OF_TYPES, "") CLAIM_CURRENT, 8, CLAIM_TYPES}};
-const plan_text k_claim_any_from_floor = {PICK("$8", "", FROM_FLOOR) CLAIM_CURRENT, 10, FLOOR_CLAIM_TYPES};
-const plan_text k_claim_types_from_floor = {PICK("$8", OF_TYPES, FROM_FLOOR) CLAIM_CURRENT, 10, FLOOR_CLAIM_TYPES};
-SPIPlanPtr s_claim_any_from_floor, s_claim_types_from_floor;
+statement s_claim_any_from_floor = {"claim.claim_any_from_floor",
+                                    {PICK("$8", "", FROM_FLOOR) CLAIM_CURRENT, 10, FLOOR_CLAIM_TYPES}};
+statement s_claim_types_from_floor = {"claim.claim_types_from_floor",
+                                      {PICK("$8", OF_TYPES, FROM_FLOOR) CLAIM_CURRENT, 10, FLOOR_CLAIM_TYPES}};
 statement s_fifo_claim = {"claim.fifo_claim", {PICK_FIFO CLAIM_CURRENT, 7, CLAIM_TYPES}};
 
 // In-transaction claims: the row as this transaction runs it (attempt number, worker, start), which is
@@ -113,7 +114,8 @@ statement s_fifo_claim = {"claim.fifo_claim", {PICK_FIFO CLAIM_CURRENT, 7, CLAIM
     " j.run_at, j.unique_key, j.progress, j.current_stage, j.events_count, $3, now(), NULL::timestamptz," \
     " NULL::timestamptz, j.created_at, now(), NULL::timestamptz, NULL::timestamptz, NULL::timestamptz,"  \
     " j.attempts + 1, j.max_attempts, j.last_error" role_columns
-#define LOCKED_CURRENT LOCKED_JOB_ROW(", j.enqueued_by, $6, j.group_key, j.depends_on, j.timeout, NULL::timestamptz")
+#define LOCKED_CURRENT \
+    LOCKED_JOB_ROW(", j.enqueued_by, $6, j.group_key, j.depends_on, j.timeout, NULL::timestamptz, j.headers")
 #define LOCK_ANY                                                                                       \
     " FROM pgjq.live_jobs j"                                                                           \
     " WHERE j.queue_name = $1 AND j.status = 'pending' AND j.run_at <= now() AND j.id <> ALL ($4)"      \
@@ -341,8 +343,7 @@ uint64 claim_leased(FunctionCallInfo fcinfo, const api_call& call, const char* q
     job_key from_floor = {0, 0}, from_start = {0, 0};
     uint64 on_floor = 0;
     if (floor.valid) {
-        SPIPlanPtr plan = job_types ? saved_plan(&s_claim_types_from_floor, k_claim_types_from_floor)
-                                    : saved_plan(&s_claim_any_from_floor, k_claim_any_from_floor);
+        SPIPlanPtr plan = saved_plan(job_types ? &s_claim_types_from_floor : &s_claim_any_from_floor);
         on_floor = run_claim_step(fcinfo, direct, plan, claim_values, claim_nulls, &from_floor, true);
     }
     uint64 from_the_start = 0;

@@ -14,7 +14,8 @@ namespace {
 using namespace pgjq;
 
 // Arguments shared by enqueue, try_enqueue and enqueue_batch (same order in all three up to max_attempts;
-// from 0.2.0 also group_key (or group_keys), depends_on, timeout and unique_for at 7 to 10).
+// from 0.2.0 also group_key (or group_keys), depends_on, timeout and unique_for at 7 to 10; from 0.3.0 the
+// headers at 11).
 void read_common_args(FunctionCallInfo fcinfo, enqueue_request* r, const char* payload_name, bool batch)
 {
     require_arg(fcinfo, 0, "job_type");
@@ -45,6 +46,7 @@ void read_common_args(FunctionCallInfo fcinfo, enqueue_request* r, const char* p
         r->timeout = PG_ARGISNULL(9) ? nullptr : PG_GETARG_INTERVAL_P(9);
         r->unique_for = PG_ARGISNULL(10) ? nullptr : PG_GETARG_INTERVAL_P(10);
     }
+    r->headers = PG_NARGS() > 11 && !PG_ARGISNULL(11) ? PG_GETARG_JSONB_P(11) : nullptr;
 }
 
 Datum enqueue_call(FunctionCallInfo fcinfo, const api_call& call, bool raise_when_full)
@@ -175,8 +177,9 @@ namespace {
 using namespace pgjq;
 
 // The columns an INSERT INTO pgjq.jobs sets: pgjq.enqueue's arguments. pgjq sets every other one itself.
-const char* const k_insertable_columns[] = {"job_type",     "payload",    "queue_name", "priority",   "run_at",
-                                            "max_attempts", "unique_key", "group_key",  "depends_on", "timeout"};
+const char* const k_insertable_columns[] = {"job_type",   "payload",      "queue_name", "priority",
+                                            "run_at",     "max_attempts", "unique_key", "group_key",
+                                            "depends_on", "timeout",      "headers"};
 
 // A value given for a column pgjq sets itself is refused rather than ignored: RETURNING would echo it.
 void refuse_set_columns(TupleDesc desc, HeapTuple row)
@@ -259,6 +262,12 @@ PGJQ_API_FUNCTION(insert_into_jobs_view)
         r.depends_on = isnull ? nullptr : dependencies_arg(DatumGetArrayTypeP(v));
         v = heap_getattr(row, SPI_fnumber(desc, "timeout"), desc, &isnull);
         r.timeout = isnull ? nullptr : DatumGetIntervalP(v);
+    }
+    // From 0.3.0.
+    int headers_column = SPI_fnumber(desc, "headers");
+    if (headers_column > 0) {
+        v = heap_getattr(row, headers_column, desc, &isnull);
+        r.headers = isnull ? nullptr : DatumGetJsonbP(v);
     }
     r.count = 1;
     check_request(r, false);

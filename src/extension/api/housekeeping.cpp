@@ -1,9 +1,10 @@
-// housekeeping.cpp: recover_stale (expired leases) and prune (finished jobs, workflows and the failed attempts
-// of jobs gone, past an age), for admins who run them by hand; the maintenance worker does both on its own
-// (maintenance/lease_recovery.cpp, prune.cpp).
+// housekeeping.cpp: recover_stale (expired leases), prune (finished jobs, workflows and the failed attempts
+// of jobs gone, past an age) and sample_queues (the charts' samples), for admins who run them by hand; the
+// maintenance worker does them on its own (maintenance/lease_recovery.cpp, prune.cpp, queue_sampling.cpp).
 #include "core/api_function.hpp"
 #include "core/attempt_errors.hpp"
 #include "core/leases.hpp"
+#include "core/queue_samples.hpp"
 #include "core/workflows.hpp"
 #include "pg/args.hpp"
 #include "pg/spi.hpp"
@@ -45,4 +46,13 @@ PGJQ_API_FUNCTION(prune)
     prune_attempt_errors(PG_INT32_MAX, older_than);
     SPI_finish();
     PG_RETURN_INT64(static_cast<int64>(pruned));
+}
+
+PGJQ_API_FUNCTION(sample_queues)
+{
+    require_every(call, cap_admin);
+    SPI_connect();
+    int64 sampled = take_queue_samples();
+    SPI_finish();
+    PG_RETURN_INT64(sampled);
 }

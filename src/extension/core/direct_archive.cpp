@@ -75,6 +75,8 @@ const char* const k_copied[] = {"id",         "queue_name",   "job_type",       
                                 "attempts",   "max_attempts", "enqueued_by",      "claimed_by",   "group_key",
                                 "depends_on", "timeout"};
 constexpr int k_history_columns = k_set_columns + sizeof k_copied / sizeof k_copied[0];
+// Copied too where both tables have them: the columns a database at 0.2.0 lacks.
+const char* const k_copied_from_0_3_0[] = {"headers"};
 // The one insert trigger of finished_jobs, which only sends the finished notice this sends itself.
 const char* const k_finished_trigger = "notify_job_finished";
 const char* const k_finished_trigger_symbol = "pgjq_notify_job_finished";
@@ -191,9 +193,16 @@ bool map_history(prepared_archive* p, TupleDesc live, TupleDesc history, Oid sta
         for (const char* copied : k_copied)
             if (p->history_from[i] == 0 && strcmp(name, copied) == 0)
                 p->history_from[i] = typed_column(live, name, column->atttypid, status_type);
+        bool is_optional = false;
+        for (const char* copied : k_copied_from_0_3_0)
+            if (p->history_from[i] == 0 && strcmp(name, copied) == 0) {
+                p->history_from[i] = typed_column(live, name, column->atttypid, status_type);
+                is_optional = true;
+            }
         if (p->history_from[i] == 0)
             return false;
-        mapped++;
+        if (!is_optional)
+            mapped++;
     }
     return mapped == k_history_columns;
 }

@@ -7,6 +7,7 @@
 #include "core/enqueue_dependencies.hpp"
 #include "core/job_insert.hpp"
 #include "core/lifecycle.hpp"
+#include "core/trace_context.hpp"
 #include "core/unique_keys.hpp"
 #include "pg/limits.hpp"
 
@@ -83,6 +84,8 @@ void check_request(const enqueue_request& r, bool batch)
         check_interval(r.timeout, "timeout", k_timeout_bounds);
     if (r.unique_for)
         check_interval(r.unique_for, "unique_for", k_unique_for_bounds);
+    if (r.headers)
+        check_headers(r.headers, "headers");
     if (r.unique_for && !r.unique_key && !batch)
         ereport(ERROR,
                 (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unique_for needs a unique_key"),

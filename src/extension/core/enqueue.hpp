@@ -38,6 +38,7 @@ struct enqueue_request {
     Interval* unique_for;      // nullptr when none
     Interval* timeout;         // nullptr: the queue's job_timeout
     ArrayType* depends_on;     // distinct ids, or nullptr when none
+    Jsonb* headers = nullptr;  // trace context (core/trace_context.hpp); nullptr when none
     dependency_state depends;  // what depends_on found (judge_dependencies)
     int64 count;               // jobs asked for: 1, or the batch's length
     const api_call* call;      // who asks

@@ -53,11 +53,12 @@ static_assert(k_jobs_id_column > 0 && k_jobs_priority_column > 0 && k_jobs_lease
     " OR pg_catalog.pg_has_role(" param "::oid, " alias "claimed_by::oid, 'USAGE'))"
 // clang-format on
 
-// The columns pgjq.jobs gained after 0.1.0, from a pgjq.live_jobs row (alias `alias`, with its dot).
+// The columns pgjq.jobs gained after 0.1.0, from a pgjq.live_jobs row (alias `alias`, with its dot): those
+// of 0.2.0, then the trace context of 0.3.0 (versions/forms_0_2_0.cpp has the claims without it).
 // clang-format off
 #define PGJQ_LIVE_JOB_ADDED_COLUMNS(alias)                                                             \
     ", " alias "enqueued_by, " alias "claimed_by, " alias "group_key, " alias "depends_on, "            \
-    alias "timeout, " alias "timeout_at"
+    alias "timeout, " alias "timeout_at, " alias "headers"
 
 // The condition that the job (alias `alias`, with its dot) has not run past its execution timeout. From
 // 0.2.0 only.

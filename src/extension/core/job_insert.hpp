@@ -7,8 +7,8 @@
 
 namespace pgjq {
 
-// The parameters of the insert statements ($1 to $11).
-constexpr int k_insert_values = 11;
+// The parameters of the insert statements ($1 to $12).
+constexpr int k_insert_values = 12;
 void fill_insert_values(const enqueue_request& r, int32 max_attempts, Datum* values, char* nulls);
 
 // Inserts r's one job; false when its unique key was taken meanwhile by a transaction that committed (nothing

@@ -50,8 +50,9 @@ namespace pgjq {
     "    attempts + CASE WHEN $6 IS NULL THEN 0 ELSE 1 END, max_attempts, coalesce($5, last_error)"     \
     added_values "  FROM done" condition ")"
 #define ARCHIVE_TYPES {INT8ARRAYOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTARRAYOID, REGROLEOID, INT2OID}
-#define ADDED_COLUMNS ", enqueued_by, claimed_by, group_key, depends_on, timeout"
-#define ADDED_VALUES ", enqueued_by, CASE WHEN $6 IS NULL THEN claimed_by ELSE $8 END, group_key, depends_on, timeout"
+#define ADDED_COLUMNS ", enqueued_by, claimed_by, group_key, depends_on, timeout, headers"
+#define ADDED_VALUES \
+    ", enqueued_by, CASE WHEN $6 IS NULL THEN claimed_by ELSE $8 END, group_key, depends_on, timeout, headers"
 // What moved: how many, their ids, and their queues for the depth counters: the one queue of them all
 // (the usual case), or, when they span several, every job's queue name (counted by archive_jobs); then
 // the groups the jobs with a group key leave and the jobs' times.

@@ -27,8 +27,8 @@ namespace pgjq {
     "  RETURNING queue_name, " group_key " AS group_key, enqueued_by, id),"                             \
     " removed AS (DELETE FROM pgjq.finished_jobs f USING revived r WHERE f.id = r.id)"                  \
     " SELECT queue_name, group_key, enqueued_by::oid FROM revived ORDER BY queue_name"
-static statement s_revive = {"revive.revive", {REVIVE(", enqueued_by, claimed_by, group_key, depends_on, timeout, status",
-            ", enqueued_by, claimed_by, group_key, depends_on, timeout,"
+static statement s_revive = {"revive.revive", {REVIVE(", enqueued_by, claimed_by, group_key, depends_on, timeout, headers, status",
+            ", enqueued_by, claimed_by, group_key, depends_on, timeout, headers,"
             " CASE WHEN group_key IS NULL THEN 'pending' ELSE 'waiting' END::pgjq.job_status",
             "group_key"),
      1, {INT8ARRAYOID}}};

@@ -13,7 +13,7 @@
 namespace pgjq {
 
 constexpr int k_error_len = 256;
-constexpr int k_max_duties = 8;  // room in each slot for the duties of maintenance/duties.cpp
+constexpr int k_max_duties = 12;  // room in each slot for the duties of maintenance/duties.cpp
 
 // What one duty of one database's maintenance worker has done (maintenance/duty.hpp).
 struct duty_stats {

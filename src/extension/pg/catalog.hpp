@@ -40,6 +40,15 @@ inline bool database_at_0_1_0()
     return current_installation().version < k_version_0_2;
 }
 
+// 0.3.0: workflows, the error history of attempts, and trace context on jobs (their headers column).
+constexpr int k_version_0_3 = 300;
+
+// Whether pgjq in the current database is older than 0.3.0.
+inline bool database_before_0_3_0()
+{
+    return current_installation().version < k_version_0_3;
+}
+
 // The invalidation hub (hooks/invalidation_hub.cpp): any relation's invalidation makes current_installation()
 // read the catalogs again.
 void installation_relation_invalidated(Oid relid);

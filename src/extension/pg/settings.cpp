@@ -16,6 +16,7 @@ bool shared_enqueue_counts = true;
 int maintenance_naptime_ms = 5000;
 int launcher_naptime_s = 30;
 int prune_interval_s = 60;
+int queue_sample_interval_s = 60;
 int prune_batch_size = 1000;
 int restart_delay_s = 1;
 int max_maintenance_workers = 2;
@@ -88,6 +89,10 @@ void define_settings()
     DefineCustomIntVariable(
         "pgjq.prune_interval", "How often pgjq maintenance workers delete finished jobs past their queue's retention.",
         nullptr, &prune_interval_s, 60, 1, 7 * 24 * 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("pgjq.queue_sample_interval",
+                            "How often pgjq maintenance workers record each queue's figures for the charts.",
+                            "Kept a day in pgjq.queue_samples (read through pgjq.queue_history); 0: no samples.",
+                            &queue_sample_interval_s, 60, 0, 3600, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pgjq.prune_batch_size", "Finished jobs deleted per pruning transaction.", nullptr,
                             &prune_batch_size, 1000, 1, 100000, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("pgjq.restart_delay",

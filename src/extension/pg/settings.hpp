@@ -17,6 +17,7 @@ extern int maintenance_naptime_ms;   // pgjq.naptime: longest sleep of a databas
 extern int launcher_naptime_s;       // pgjq.launcher_naptime: how often the launcher rescans databases
 extern int prune_interval_s;         // pgjq.prune_interval: how often finished jobs are pruned
 extern int prune_batch_size;         // pgjq.prune_batch_size: rows deleted per prune transaction
+extern int queue_sample_interval_s;  // pgjq.queue_sample_interval: how often queues are sampled; 0: never
 extern int restart_delay_s;          // pgjq.restart_delay: delay before a failed worker is started again
 extern int max_maintenance_workers;  // pgjq.max_maintenance_workers: most maintenance workers the launcher runs at once
 extern int maintenance_idle_timeout_s;  // pgjq.maintenance_idle_timeout: an idle launcher-started worker exits after it

@@ -20,7 +20,7 @@ namespace {
 
 using namespace pgjq;
 
-// What insert_row or insert_rows keeps of one table, for one row shape (s_row_cache, s_rows_cache).
+// What insert_row or insert_rows keeps of one table, for one row shape (s_row_caches, s_rows_caches).
 struct prepared_table {
     bool direct;  // false: the table has something only the statement applies
     TupleDesc desc;
@@ -33,10 +33,24 @@ struct prepared_table {
     ExprContext* econtext;  // standalone; its per-tuple memory holds a call's defaults
 };
 
-// insert_row's and insert_rows' (one shape each in practice: a job's, and a batch's with its drawn ids), so
-// that a producer mixing single jobs and batches does not rebuild the state at every switch.
-prepared_cache s_row_cache = {"pgjq row insert"};
-prepared_cache s_rows_cache = {"pgjq rows insert"};
+// insert_row's and insert_rows', one per shape (in practice a job's and a batch's with its drawn ids, each
+// with or without the job's headers), so that a producer mixing single jobs and batches, or jobs with and
+// without headers, does not rebuild the state at every switch.
+constexpr int k_shapes_kept = 2;
+prepared_cache s_row_caches[k_shapes_kept] = {{"pgjq row insert"}, {"pgjq row insert"}};
+prepared_cache s_rows_caches[k_shapes_kept] = {{"pgjq rows insert"}, {"pgjq rows insert"}};
+
+// The cache kept for `shape`, else an unused one, else the first (rebuilt for it).
+prepared_cache* cache_for(prepared_cache (&caches)[k_shapes_kept], const row_shape& shape)
+{
+    for (prepared_cache& cache : caches)
+        if (cache.key == &shape)
+            return &cache;
+    for (prepared_cache& cache : caches)
+        if (cache.state == nullptr)
+            return &cache;
+    return &caches[0];
+}
 // The transaction in which a call is using the state: a call nested in it (a default or a constraint
 // that enqueues) must not reset the evaluation the outer call is in the middle of, and gets the statement.
 // After an error it stays set for the rest of that transaction, whose calls get the statement too.
@@ -208,7 +222,7 @@ namespace pgjq {
 row_insert insert_row(Oid relid, const row_shape& shape, const Datum* values, const bool* isnull, Datum* returned)
 {
     open_table o;
-    if (!open_for_insert(&s_row_cache, relid, shape, &o))
+    if (!open_for_insert(cache_for(s_row_caches, shape), relid, shape, &o))
         return row_insert::not_direct;
     const prepared_table* t = o.t;
     ResetExprContext(t->econtext);
@@ -229,7 +243,7 @@ row_insert insert_rows(Oid relid, const row_shape& shape, int nrows, const Datum
     if (nrows <= 0)
         return row_insert::inserted;
     open_table o;
-    if (!open_for_insert(&s_rows_cache, relid, shape, &o))
+    if (!open_for_insert(cache_for(s_rows_caches, shape), relid, shape, &o))
         return row_insert::not_direct;
     const prepared_table* t = o.t;
     const int per_write = Min(nrows, k_rows_per_multi_insert);

@@ -213,6 +213,24 @@ expect 0 "$pgjq" --json jobs --queue mail --type report --state scheduled
 expect 0 "$pgjq" --json jobs --queue mail --type report --state pending
 [ "$(json "$queued not in [j['id'] for j in data] and len(data) == 1" <<<"$out")" = True ] \
   || fail "jobs --state pending lists a job due later, or not the one due now: $out"; ok
+# --header: handed to the worker (the claim returns it), shown by show; refused when malformed
+tp=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+expect 0 "$pgjq" enqueue traced '{}' --queue mail --header "traceparent=$tp" --header 'x-note=a=b'
+traced=$out
+[ "$("${psql[@]}" -c "SELECT headers FROM pgjq.claim_job_batch('cli', ARRAY['traced'], 1, 'mail')")" \
+  = "{\"x-note\": \"a=b\", \"traceparent\": \"$tp\"}" ] || fail "enqueue --header: the claim's headers"; ok
+expect 0 "$pgjq" show "$traced"
+grep -qx "header      traceparent: $tp" <<<"$out" && grep -qx 'header      x-note: a=b' <<<"$out" \
+  || fail "show does not list the headers: $out"; ok
+expect 0 "$pgjq" --json show "$traced"
+[ "$(json "data['headers']['traceparent']" <<<"$out")" = "$tp" ] || fail "show --json headers: $out"; ok
+"${psql[@]}" -c "SELECT pgjq.complete($traced, 'cli')" >/dev/null
+expect 2 "$pgjq" enqueue traced '{}' --queue mail --header novalue; ok
+expect 2 "$pgjq" enqueue traced '{}' --queue mail --header a=1 --header a=2; ok
+expect 2 "$pgjq" enqueue traced '{}' --queue mail --header traceparent=00-bad
+grep -q 'is not a W3C traceparent' <<<"$err" || fail "enqueue of a malformed traceparent: $err"; ok
+[ "$("${psql[@]}" -c "SELECT count(*) FROM pgjq.jobs WHERE job_type = 'traced'")" = 1 ] \
+  || fail "a refused enqueue wrote a job"; ok
 expect 2 "$pgjq" enqueue report '[1, 2]' --queue mail
 grep -q 'the payload must be a JSON object' <<<"$err" || fail "enqueue of an array: $err"; ok
 expect 2 "$pgjq" enqueue report '{"day":' --queue mail; ok
@@ -458,6 +476,8 @@ expect 1 "$pgjq" -d "host=/nonexistent" status; ok                      # cannot
 older_job=$("${psql[@]}" -d older -c "CREATE EXTENSION pgjq VERSION '0.2.0'" -c "SELECT pgjq.enqueue('t', '{}')")
 expect 0 "$pgjq" -d "dbname=older" show "$older_job"
 grep -q "^job $older_job  pending" <<<"$out" && ! grep -q 'failed attempts' <<<"$out" || fail "show in a 0.2.0 database: $out $err"; ok
+expect 1 "$pgjq" -d "dbname=older" enqueue t '{}' --header x=1
+grep -q 'older than 0.3.0' <<<"$err" || fail "enqueue --header in a 0.2.0 database: $err"; ok
 "${psql[@]}" -c "CREATE DATABASE plain" >/dev/null
 for command in status "jobs" "show 1" "enqueue t {}"; do
   # shellcheck disable=SC2086 # the command's words

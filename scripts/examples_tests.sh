@@ -33,6 +33,15 @@ timeout 120 "$python" examples/python/worker.py "$PGJQ_CONNINFO" --exit-when-idl
 got=$("${psql[@]}" -c "SELECT format('%s %s %s %s', (SELECT count(*) FROM example_orders), completed, failed,
                          unfinished) FROM pgjq.queue_metrics WHERE queue_name = 'examples'")
 [ "$got" = "20 18 2 0" ] || fail "after the Python worker: orders, completed, failed, unfinished = $got, not 20 18 2 0"
+# Each job's trace context reached its worker: the trace the producer printed for it is the one the worker
+# printed.
+produced=$(sed -n 's/^order [0-9]*: job \([0-9]*\) ([a-z]*) trace \([0-9a-f]\{32\}\)$/\1 \2/p' "$cluster/producer.out" | sort)
+consumed=$(sed -n 's/^job \([0-9]*\) .* (trace \([0-9a-f]\{32\}\))$/\1 \2/p' "$cluster/worker.out" | sort)
+[ "$(wc -l <<<"$produced")" = 20 ] || fail "the producer did not print 20 traces: $(cat "$cluster/producer.out")"
+[ "$produced" = "$consumed" ] || fail "the worker did not see each job's trace: produced
+$produced
+consumed
+$consumed"
 grep -q "no handler for job type 'refund'" <("${psql[@]}" -c "SELECT string_agg(last_error, ' ') FROM pgjq.jobs WHERE status = 'failed'") \
   || fail "the failed jobs do not say why"
 

@@ -320,6 +320,22 @@ def main():
             payload = driver.find_element(By.ID, "job-payload").text
             if "<script>" not in payload or "onerror" not in payload:
                 fail(f"the payload is not shown as text: {payload}")
+            # read in one script: each refresh redraws the fields
+            trace = driver.execute_script(
+                "const t = document.getElementById('job-trace');"
+                "return t && [t.tagName.toLowerCase(), t.textContent, t.href || null];")
+            if not trace or trace[1] != "4bf92f3577b34da6a3ce929d0e0e4736":
+                fail(f"the job's trace id is not shown: {trace}")
+            link = trace[2] if trace[0] == "a" else None
+            wanted = 'https://traces.example/trace/4bf92f3577b34da6a3ce929d0e0e4736?from=%22pgjq%22&view=%3C1%3E'
+            if role == "admin" and link != wanted:
+                fail(f"the trace id does not link to the tracing UI --trace-url names: {link}")
+            if role != "admin" and link is not None:
+                fail(f"a trace link without --trace-url: {link}")
+            fields = driver.execute_script(
+                "return [...document.querySelectorAll('#job-fields dt, #job-fields dd')].map((e) => e.textContent);")
+            if "header x-note" not in fields or "<b>raw</b>" not in fields:
+                fail(f"the job's headers are not shown as text: {fields}")
             attempts = driver.find_element(By.ID, "job-errors").text
             if "<script>window.pgjqInjected = 3</script> smtp timeout" not in attempts or " w " not in f" {attempts} ":
                 fail(f"the failed attempt's error and worker are not shown as text: {attempts}")

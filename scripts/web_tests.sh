@@ -48,7 +48,8 @@ fail() { echo "web test failed: $*" >&2; exit 1; }
 ok() { passed=$((passed + 1)); }
 status_of() { "${psql[@]}" -c "SELECT status FROM pgjq.jobs WHERE id = $1"; }
 
-# A job whose payload and error would run scripts if the page ever treated them as markup.
+# A job whose payload, error and headers would run scripts if the page ever treated them as markup; its
+# traceparent's trace id links to the tracing UI the admin's dashboard names (--trace-url).
 "${psql[@]}" >/dev/null <<'SQL'
 CREATE EXTENSION pgjq;
 CREATE ROLE watcher LOGIN;
@@ -57,7 +58,8 @@ SELECT pgjq.create_queue('mail', max_attempts => 1);
 SELECT pgjq.enqueue_batch('email', (SELECT jsonb_agg(jsonb_build_object('n', g)) FROM generate_series(1, 5) g), 'mail');
 SELECT pgjq.complete(id, 'w') FROM pgjq.claim_job_batch('w', NULL, 3, 'mail');
 SELECT pgjq.enqueue('email', jsonb_build_object('html',
-         '<script>window.pgjqInjected = 1</script><img src=x onerror="window.pgjqInjected = 2">'), 'mail');
+         '<script>window.pgjqInjected = 1</script><img src=x onerror="window.pgjqInjected = 2">'), 'mail',
+         headers => '{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "x-note": "<b>raw</b>"}');
 SELECT pgjq.fail(id, 'w', '<script>window.pgjqInjected = 3</script> smtp timeout')
   FROM pgjq.claim_job_batch('w', NULL, 10, 'mail') WHERE payload ? 'html';
 SQL
@@ -146,8 +148,23 @@ status() { head -n 1 <<<"$1"; }
 # json_of EXPRESSION: prints the Python expression over d, the JSON body of the last request ($out).
 json_of() { "$python" -c "import json, sys; d = json.loads(sys.stdin.read().split(chr(10), 3)[3]); print($1)" <<<"$out"; }
 
+# A sample taken in the database before this `pgjq web` started (as the maintenance worker takes them): the
+# charts show it, as they would after a restart, and then go on with the process's own.
+"${psql[@]}" -c "SELECT pgjq.sample_queues()" >/dev/null
+read -r sampled_at unfinished < <("${psql[@]}" -F ' ' -c "SELECT extract(epoch from sampled_at), unfinished - in_flight
+  FROM pgjq.queue_samples WHERE queue_name = 'mail' ORDER BY sampled_at DESC LIMIT 1")
 # As an observer: sees everything, may do nothing.
 start_web "$cluster/observer.log" -d "user=watcher" web --listen 127.0.0.1:0 --sample-interval 0.5 --refresh 0.5
+auth="Authorization: Bearer $token"
+for _ in $(seq 50); do   # until the process has taken its first sample
+  out=$(request GET "$base/api/history")
+  [ "$(json_of "'pending' in d['samples'][-1]['queues'].get('mail', {})")" = True ] && break
+  sleep 0.1
+done
+[ "$(json_of "[s['queues']['mail']['waiting'] for s in d['samples'] if abs(s['t'] - $sampled_at) < 1e-3 and 'pending' not in s['queues']['mail']]")" = "[$unfinished]" ] \
+  && [ "$(json_of "'pending' in d['samples'][-1]['queues']['mail']")" = True ] \
+  || fail "the charts do not begin with the database's sample, then the process's: $out"; ok
+auth=
 "$python" scripts/web_browser_test.py observer "$url" "$failed_job" || fail "the observer's page (above)"
 [ "$(status_of "$failed_job")" = failed ] || fail "an observer's retry changed the job"; ok
 # The observer reads the workflows, and its cancel reaches the database, which refuses it.
@@ -172,7 +189,8 @@ auth=
 kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on SIGTERM"; ok
 
 # As an admin (the superuser), on loopback with no token given: one is made, printed, and required.
-start_web "$cluster/admin.log" web --listen 127.0.0.1:0 --sample-interval 0.5 --refresh 0.5
+start_web "$cluster/admin.log" web --listen 127.0.0.1:0 --sample-interval 0.5 --refresh 0.5 \
+  --trace-url 'https://traces.example/trace/{trace_id}?from="pgjq"&view=<1>' 
 [ ${#token} = 32 ] && grep -q "?token=$token" <<<"$url" || fail "no token made and printed: $(cat "$cluster/admin.log")"; ok
 out=$(request GET "$base/api/overview")
 [ "$(status "$out")" = 401 ] || fail "served on loopback without the token: $out"; ok
@@ -321,5 +339,8 @@ kill -TERM "$server"; wait "$server" || fail "pgjq web did not stop cleanly on S
 expect_usage() { code=0; build/pgjq web "$@" 2>/dev/null || code=$?; [ "$code" = 2 ] || fail "pgjq web $* exited $code"; ok; }
 expect_usage --listen nowhere
 expect_usage --sample-interval 0
+expect_usage --trace-url 'https://traces.example/trace/'
+expect_usage --trace-url 'ftp://traces.example/{trace_id}'
+expect_usage --trace-url 'https://traces.example/{trace_id} x'
 servers=()
 echo "pgjq web: $passed passed, 0 failed"

@@ -16,6 +16,9 @@ The loop, and why:
 - A report refused with SQLSTATE PJ002 (not the lease holder: the lease expired and the job went to
   someone else) or PJ003 (cancelled) or PJ005 (timed out) means: drop the job, go on.
 - Long jobs call heartbeat(id, worker_id) before the lease ends (here: between steps).
+- Each claimed job comes with the headers its producer gave (NULL if none): its W3C traceparent names the
+  producer's trace and span, so the handler's span continues that trace (with OpenTelemetry:
+  opentelemetry.propagate.extract(headers) as the context of the span it starts).
 - A lost connection: reconnect with backoff; the jobs held are recovered when their lease ends.
 - SIGTERM / SIGINT: finish the job at hand, report it, and exit.
 """
@@ -77,6 +80,13 @@ class Waiter:
         self.notified = False
 
 
+def trace_of(headers: dict) -> str:
+    """The trace id of the producer's span, from its W3C traceparent (version-traceid-parentid-flags); the
+    handler's own span would take it with a new span id, the producer's span id as its parent."""
+    parts = headers.get("traceparent", "").split("-")
+    return parts[1] if len(parts) >= 4 else "-"
+
+
 def report(conn, sql: str, params) -> None:
     try:
         conn.execute(sql, params)
@@ -91,18 +101,20 @@ def work(conn, exit_when_idle: bool) -> None:
     waiter = Waiter(conn)
     while not stopping:
         jobs = conn.execute(
-            "SELECT id, job_type, payload FROM pgjq.claim_job_batch(%s, NULL, %s, %s)", (WORKER_ID, BATCH, QUEUE)
+            "SELECT id, job_type, payload, headers FROM pgjq.claim_job_batch(%s, NULL, %s, %s)",
+            (WORKER_ID, BATCH, QUEUE),
         ).fetchall()
-        for job_id, job_type, payload in jobs:
+        for job_id, job_type, payload, headers in jobs:
+            trace = trace_of(headers or {})
             try:
                 result = handle(job_type, payload)
             except Exception as e:  # the handler's failure, recorded on the job
                 report(conn, "SELECT pgjq.fail(%s, %s, %s)", (job_id, WORKER_ID, f"{type(e).__name__}: {e}"))
                 # flushed: a worker's log is read while it runs (by its supervisor, or the examples test)
-                print(f"job {job_id} failed: {e}", flush=True)
+                print(f"job {job_id} failed: {e} (trace {trace})", flush=True)
             else:
                 report(conn, "SELECT pgjq.complete(%s, %s, %s)", (job_id, WORKER_ID, Jsonb(result)))
-                print(f"job {job_id} completed: {json.dumps(result)}", flush=True)
+                print(f"job {job_id} completed: {json.dumps(result)} (trace {trace})", flush=True)
         if jobs:
             continue  # there may be more: claim again before sleeping
         if exit_when_idle:

@@ -368,6 +368,8 @@ int show_job(const options &o, connection &db, std::int64_t id)
     std::cout << "group key   " << text(*j->group_key) << '\n';
   if (j->last_error)
     std::cout << "last error  " << text(*j->last_error) << '\n';
+  for (const auto &[name, value] : j->headers)
+    std::cout << "header      " << text(name) << ": " << text(value) << '\n';
   if (!errors.empty())
   {
     std::cout << "failed attempts";
@@ -682,6 +684,20 @@ int enqueue_job(const options &o, connection &db, const enqueue_request &r)
   e.priority = r.priority;
   e.max_attempts = r.max_attempts;
   e.unique_key = r.unique_key;
+  for (const std::string &header : r.headers)
+  {
+    const std::size_t equals = header.find('=');
+    if (equals == 0 || equals == std::string::npos)
+    {
+      std::cerr << "pgjq: --header must be NAME=VALUE, not: " << printable(header.substr(0, 200)) << '\n';
+      return k_exit_usage;
+    }
+    if (!e.headers.emplace(header.substr(0, equals), header.substr(equals + 1)).second)
+    {
+      std::cerr << "pgjq: --header " << printable(header.substr(0, equals)) << " is given twice\n";
+      return k_exit_usage;
+    }
+  }
   if (r.delay_s)
     e.run_at = std::chrono::time_point_cast<time_point::duration>(time_point::clock::now() + seconds(*r.delay_s));
   const std::int64_t id = db.enqueue(r.job_type, payload, e);

@@ -106,6 +106,7 @@ struct enqueue_request
   std::optional<double> delay_s;
   std::optional<std::string> unique_key;
   std::optional<int> max_attempts;
+  std::vector<std::string> headers; // NAME=VALUE each
 };
 
 struct schedule_action
@@ -131,6 +132,7 @@ struct web_serving
   std::string token_file;        // the access token's file (else $PGJQ_WEB_TOKEN, else one made at start)
   double sample_interval_s = 10; // the charts' resolution; an hour of samples is kept
   double refresh_s = 2;          // how often the page reloads what it shows
+  std::string trace_url;         // a job's trace id links here, {trace_id} replaced; empty: no link
 };
 
 // Connects, runs `command`, and turns what it throws into a message on stderr and an exit code.

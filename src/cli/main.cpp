@@ -3,6 +3,7 @@
 // role it connects as decides what it sees and may do, as for any pgjq call.
 #include "commands.hpp"
 #include "help_formats.hpp"
+#include <algorithm>
 
 #include <CLI/CLI.hpp>
 
@@ -196,6 +197,8 @@ int main(int argc, char **argv)
   add_duration(enqueue, "--delay", er.delay_s, "not before this long from now (30s, 5min, 2h, 1d)");
   enqueue->add_option("--unique-key", er.unique_key, "at most one unfinished job of the queue holds this key");
   enqueue->add_option("--max-attempts", er.max_attempts, "attempts before it is dead-lettered (default: the queue's)");
+  enqueue->add_option("--header", er.headers,
+                      "NAME=VALUE handed to the worker with the job, such as traceparent=00-...-01 (repeatable)");
   auto *maintenance = app.add_subcommand("maintenance", "the maintenance worker of each database and its duties");
 
   top_view tv;
@@ -222,6 +225,19 @@ int main(int argc, char **argv)
   web->add_option("--sample-interval", ws.sample_interval_s, "seconds between the charts' samples (an hour is kept)")
       ->check(CLI::Range(0.2, 300.0));
   web->add_option("--refresh", ws.refresh_s, "seconds between the page's refreshes")->check(CLI::Range(0.2, 300.0));
+  web->add_option("--trace-url", ws.trace_url,
+                  "link each job's trace id (from its traceparent header) to this address, {trace_id} replaced "
+                  "(https://jaeger.example/trace/{trace_id})")
+      ->check(CLI::Validator(
+          [](const std::string &url) -> std::string
+          {
+            const bool web_address = url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0;
+            const bool plain = std::all_of(url.begin(), url.end(), [](unsigned char c) { return c > ' ' && c < 127; });
+            if (!web_address || !plain || url.find("{trace_id}") == std::string::npos)
+              return "must be an http:// or https:// address without spaces that contains {trace_id}";
+            return {};
+          },
+          "URL"));
 
   std::string shell;
   auto *completion = app.add_subcommand("completion", "print a completion script: source <(pgjq completion bash)");

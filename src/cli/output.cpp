@@ -69,7 +69,8 @@ nlohmann::json to_json(const job &j)
           {"created_at", format_time(j.created_at)},
           {"run_at", format_time(j.run_at)},
           {"lease_expires_at", optional_time(j.lease_expires_at)},
-          {"finished_at", optional_time(j.finished_at)}};
+          {"finished_at", optional_time(j.finished_at)},
+          {"headers", j.headers}};
 }
 
 nlohmann::json to_json(const queue_stats &s)

@@ -294,24 +294,85 @@ private:
     return httplib::Server::HandlerResponse::Unhandled;
   }
 
+  // `text` as the value of an HTML attribute in double quotes.
+  static std::string attribute_text(const std::string &text)
+  {
+    std::string out;
+    for (char c : text)
+      switch (c)
+      {
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      default:
+        out += c;
+      }
+    return out;
+  }
+
   void page(httplib::Response &rs) const
   {
     std::string html(find_web_asset("/")->content);
     for (const auto &[placeholder, value] :
          {std::pair<std::string, std::string>{"{{csrf}}", m_csrf},
           {"{{refresh_ms}}", std::to_string(static_cast<long>(m_settings.refresh_s * 1000))},
-          {"{{sample_ms}}", std::to_string(static_cast<long>(m_settings.sample_interval_s * 1000))}})
+          {"{{sample_ms}}", std::to_string(static_cast<long>(m_settings.sample_interval_s * 1000))},
+          {"{{trace_url}}", attribute_text(m_settings.trace_url)}})
       for (std::size_t at; (at = html.find(placeholder)) != std::string::npos;)
         html.replace(at, placeholder.size(), value);
     rs.set_content(html, "text/html; charset=utf-8");
   }
 
+  // The charts' samples over the last k_history_span: this process's own, after those the maintenance
+  // worker recorded in the database (pgjq.queue_history, 0.3.0) before the first of them, so that a restart
+  // of `pgjq web` keeps what came before it. Both in the form of sample(); the database's are coarser
+  // (pgjq.queue_sample_interval) and split no waiting job into due now and later.
   void history(httplib::Response &rs)
   {
-    std::lock_guard<std::mutex> lock(m_history_lock);
     nlohmann::json samples = nlohmann::json::array();
-    for (const nlohmann::json &sample : m_samples)
-      samples.push_back(sample);
+    std::deque<nlohmann::json> own;
+    {
+      std::lock_guard<std::mutex> lock(m_history_lock);
+      own = m_samples;
+    }
+    const time_point now = clock::now();
+    const time_point first_own = own.empty() ? now
+                                             : time_point(std::chrono::duration_cast<time_point::duration>(
+                                                   std::chrono::duration<double>(own.front()["t"].get<double>())));
+    with_session(rs,
+                 [&](connection &db)
+                 {
+                   for (const queue_sample &q : db.queue_history(now - k_history_span, first_own))
+                   {
+                     const double t = std::chrono::duration<double>(q.sampled_at.time_since_epoch()).count();
+                     if (samples.empty() || samples.back()["t"].get<double>() != t)
+                       samples.push_back({{"t", t}, {"queues", nlohmann::json::object()}});
+                     samples.back()["queues"][q.queue] = {
+                         {"waiting", q.unfinished - q.in_flight},
+                         {"in_flight", q.in_flight},
+                         {"completed", q.completed},
+                         {"failed", q.failed},
+                         {"cancelled", q.cancelled},
+                         {"oldest_s", q.next_job_age ? static_cast<double>(q.next_job_age->count()) / 1e6 : 0.0},
+                         {"wait_jobs", q.wait_jobs.value_or(0)},
+                         {"wait_seconds", q.wait_seconds.value_or(0)},
+                         {"run_jobs", q.run_jobs.value_or(0)},
+                         {"run_seconds", q.run_seconds.value_or(0)}};
+                   }
+                 });
+    if (rs.status >= 400)
+      samples = nlohmann::json::array(); // the database's are missed: this process's are still shown
+    for (nlohmann::json &sample : own)
+      samples.push_back(std::move(sample));
     reply(rs, 200, {{"interval_s", m_settings.sample_interval_s}, {"samples", samples}});
   }
 
@@ -430,6 +491,7 @@ private:
       for (const queue_stats &s : m_db.stats())
         queues[s.queue] = {{"pending", s.pending},
                            {"later", s.scheduled + s.waiting},
+                           {"waiting", s.pending + s.scheduled + s.waiting},
                            {"in_flight", s.claimed + s.running},
                            {"completed", s.completed},
                            {"failed", s.failed},

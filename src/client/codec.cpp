@@ -191,6 +191,25 @@ std::string encode_json(const nlohmann::json &value, std::string_view argument)
   return value.dump();
 }
 
+std::string encode_headers(const std::map<std::string, std::string> &headers, std::string_view argument)
+{
+  return encode_json(nlohmann::json(headers), argument);
+}
+
+std::map<std::string, std::string> decode_headers(std::string_view text)
+{
+  std::map<std::string, std::string> headers;
+  const nlohmann::json object = nlohmann::json::parse(text, nullptr, false);
+  if (!object.is_object())
+    throw error("unexpected headers from the server: " + std::string(text.substr(0, 80)), std::string());
+  for (const auto &[name, value] : object.items())
+    if (value.is_string())
+      headers.emplace(name, value.get<std::string>());
+    else
+      throw error("unexpected header \"" + name + "\" from the server: not a string", std::string());
+  return headers;
+}
+
 std::int64_t parse_int64(std::string_view text)
 {
   std::int64_t value = 0;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,11 @@ void check_no_nul(std::string_view text, std::string_view argument);
 // server's for text that is not JSON, and strings or keys that check_text refuses (22021). The message
 // names `argument` and, as a JSON pointer, where in it the value is.
 std::string encode_json(const nlohmann::json &value, std::string_view argument);
+
+// A job's headers: the JSON object of strings to send (encode_json's checks, naming `argument`), and the
+// one the server returned.
+std::string encode_headers(const std::map<std::string, std::string> &headers, std::string_view argument);
+std::map<std::string, std::string> decode_headers(std::string_view text);
 
 std::int64_t parse_int64(std::string_view text);
 bool parse_bool(std::string_view text);

@@ -62,17 +62,21 @@ std::optional<std::string> keys(const std::vector<std::optional<std::string>> &v
 // key per payload instead of one for the job.
 params enqueue_params(const std::string &job_type, const std::string &payload, const enqueue_options &o, bool batch)
 {
-  return {job_type,
-          payload,
-          o.queue,
-          text(static_cast<std::int64_t>(o.priority)),
-          o.run_at ? std::optional<std::string>(detail::format_timestamp(*o.run_at)) : std::nullopt,
-          opt(o.max_attempts),
-          batch ? keys(o.unique_keys) : o.unique_key,
-          batch ? keys(o.group_keys) : o.group_key,
-          o.depends_on.empty() ? std::nullopt : std::optional<std::string>(detail::encode_int64_array(o.depends_on)),
-          opt(o.timeout),
-          opt(o.unique_for)};
+  params p = {job_type,
+              payload,
+              o.queue,
+              text(static_cast<std::int64_t>(o.priority)),
+              o.run_at ? std::optional<std::string>(detail::format_timestamp(*o.run_at)) : std::nullopt,
+              opt(o.max_attempts),
+              batch ? keys(o.unique_keys) : o.unique_key,
+              batch ? keys(o.group_keys) : o.group_key,
+              o.depends_on.empty() ? std::nullopt
+                                   : std::optional<std::string>(detail::encode_int64_array(o.depends_on)),
+              opt(o.timeout),
+              opt(o.unique_for)};
+  if (!o.headers.empty())
+    p.push_back(detail::encode_headers(o.headers, "headers"));
+  return p;
 }
 
 params enqueue_params(const std::string &job_type, const std::string &payload, const enqueue_options &o)
@@ -106,10 +110,25 @@ std::int64_t connection::enqueue(const std::string &job_type, const nlohmann::js
   return enqueue_raw(job_type, detail::encode_json(payload, "payload"), options);
 }
 
+// The statement of an enqueue call (`plain`) or its form with headers (`with_headers`), for the options given.
+const detail::statement &connection::enqueue_statement(const detail::statement &plain,
+                                                       const detail::statement &with_headers,
+                                                       const enqueue_options &options, const params &args)
+{
+  if (options.headers.empty())
+    return plain;
+  bind(with_headers, args); // a refused argument is refused before anything is sent
+  if (!features().job_headers)
+    throw usage_error("pgjq::enqueue_options::headers: the database's pgjq is older than 0.3.0, whose jobs "
+                      "carry headers (ALTER EXTENSION pgjq UPDATE)");
+  return with_headers;
+}
+
 std::int64_t connection::enqueue_raw(const std::string &job_type, const std::string &payload_json,
                                      const enqueue_options &options)
 {
-  const auto id = single_int(run(calls::enqueue, enqueue_params(job_type, payload_json, options)));
+  const params args = enqueue_params(job_type, payload_json, options);
+  const auto id = single_int(run(enqueue_statement(calls::enqueue, calls::enqueue_with_headers, options, args), args));
   if (!id)
     throw error("pgjq.enqueue returned no job id", std::string());
   return *id;
@@ -124,7 +143,8 @@ std::optional<std::int64_t> connection::try_enqueue(const std::string &job_type,
 std::optional<std::int64_t> connection::try_enqueue_raw(const std::string &job_type, const std::string &payload_json,
                                                         const enqueue_options &options)
 {
-  return single_int(run(calls::try_enqueue, enqueue_params(job_type, payload_json, options)));
+  const params args = enqueue_params(job_type, payload_json, options);
+  return single_int(run(enqueue_statement(calls::try_enqueue, calls::try_enqueue_with_headers, options, args), args));
 }
 
 std::vector<std::int64_t> connection::enqueue_batch(const std::string &job_type,
@@ -140,7 +160,9 @@ std::vector<std::int64_t> connection::enqueue_batch_raw(const std::string &job_t
   if (options.unique_key || options.group_key)
     throw usage_error("pgjq::connection::enqueue_batch: unique_key and group_key apply to single jobs only "
                       "(a batch takes unique_keys and group_keys, one per payload)");
-  detail::result res = run(calls::enqueue_batch, enqueue_params(job_type, payloads_json, options, true));
+  const params args = enqueue_params(job_type, payloads_json, options, true);
+  detail::result res =
+      run(enqueue_statement(calls::enqueue_batch, calls::enqueue_batch_with_headers, options, args), args);
   if (res.rows() < 1 || res.is_null(0, 0))
     return {};
   return detail::decode_int64_array(res.view(0, 0));
@@ -179,11 +201,29 @@ std::vector<job> read_jobs(const detail::result &res) { return read_all(res, det
 
 } // namespace
 
+const connection::server_features &connection::features()
+{
+  if (!m_features)
+  {
+    detail::result res = run(calls::server_features, {});
+    m_features =
+        server_features{res.text(0, 0) == "t", res.text(0, 1) == "t", res.text(0, 2) == "t", res.text(0, 3) == "t"};
+  }
+  return *m_features;
+}
+
+const detail::statement &connection::job_rows(const detail::statement &plain, const detail::statement &with_headers,
+                                              const params &args)
+{
+  bind(plain, args); // a refused argument is refused before anything is sent, the question below included
+  return features().job_headers ? with_headers : plain;
+}
+
 std::vector<job> connection::claim(const std::string &worker_id, const std::vector<std::string> &job_types,
                                    int batch_size, const std::string &queue)
 {
-  return read_jobs(
-      run(calls::claim, {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue}));
+  const params args = {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue};
+  return read_jobs(run(job_rows(calls::claim, calls::claim_with_headers, args), args));
 }
 
 std::vector<job> connection::complete_and_claim(const std::string &worker_id,
@@ -191,17 +231,17 @@ std::vector<job> connection::complete_and_claim(const std::string &worker_id,
                                                 const std::vector<std::string> &job_types, int batch_size,
                                                 const std::string &queue)
 {
-  return read_jobs(
-      run(calls::complete_and_claim, {worker_id, detail::encode_int64_array(completed_ids), job_types_param(job_types),
-                                      text(static_cast<std::int64_t>(batch_size)), queue}));
+  const params args = {worker_id, detail::encode_int64_array(completed_ids), job_types_param(job_types),
+                       text(static_cast<std::int64_t>(batch_size)), queue};
+  return read_jobs(run(job_rows(calls::complete_and_claim, calls::complete_and_claim_with_headers, args), args));
 }
 
 std::vector<job> connection::claim_in_transaction(const std::string &worker_id,
                                                   const std::vector<std::string> &job_types, int batch_size,
                                                   const std::string &queue)
 {
-  return read_jobs(run(calls::claim_in_transaction,
-                       {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue}));
+  const params args = {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue};
+  return read_jobs(run(job_rows(calls::claim_in_transaction, calls::claim_in_transaction_with_headers, args), args));
 }
 
 std::vector<job> connection::begin_and_claim(const std::string &worker_id, const std::vector<std::string> &job_types,
@@ -210,7 +250,9 @@ std::vector<job> connection::begin_and_claim(const std::string &worker_id, const
   require_transaction_status(PQTRANS_IDLE, "begin_and_claim",
                              "a transaction is already open; use claim_in_transaction");
   const params claim_args = {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue};
-  return claimed_or_rolled_back(run_pipeline({{"BEGIN"}, {nullptr, &calls::claim_in_transaction, &claim_args}}, 1));
+  return claimed_or_rolled_back(
+      run_pipeline({{"BEGIN"}, {nullptr, &job_rows(calls::claim_in_transaction, calls::claim_in_transaction_with_headers, claim_args),
+                                 &claim_args}}, 1));
 }
 
 std::vector<job> connection::claimed_or_rolled_back(detail::result claimed)
@@ -256,7 +298,8 @@ std::vector<job> connection::complete_commit_and_claim(const std::vector<std::in
   return claimed_or_rolled_back(run_pipeline({{nullptr, &calls::complete_in_transaction, &complete_args},
                                               {"COMMIT", nullptr, nullptr, /*sync_after=*/true},
                                               {"BEGIN"},
-                                              {nullptr, &calls::claim_in_transaction, &claim_args}},
+                                              {nullptr, &job_rows(calls::claim_in_transaction, calls::claim_in_transaction_with_headers, claim_args),
+                                 &claim_args}},
                                              3));
 }
 
@@ -317,7 +360,8 @@ time_point connection::heartbeat(std::int64_t job_id, const std::string &worker_
 
 std::optional<job> connection::get_job(std::int64_t job_id)
 {
-  detail::result res = run(calls::get_job, {text(job_id)});
+  const params args = {text(job_id)};
+  detail::result res = run(job_rows(calls::get_job, calls::get_job_with_headers, args), args);
   if (res.rows() == 0)
     return std::nullopt;
   return detail::read_job(res, 0);
@@ -351,7 +395,7 @@ std::vector<job> connection::jobs(const job_listing &l)
   params p = listing_params(l);
   p.push_back(text(static_cast<std::int64_t>(l.limit)));
   p.push_back(text(l.offset));
-  return read_jobs(run(calls::list_jobs, p));
+  return read_jobs(run(job_rows(calls::list_jobs, calls::list_jobs_with_headers, p), p));
 }
 
 std::int64_t connection::count_jobs(const job_listing &l, std::int64_t at_most)
@@ -386,9 +430,11 @@ std::vector<queue_worker> connection::queue_workers(const std::string &queue)
 
 std::optional<bool> connection::holds_capability(const std::string &capability, const std::string &queue)
 {
-  if (run(calls::has_holds_capability, {}).text(0, 0) != "t")
+  const params args = {capability, queue};
+  bind(calls::holds_capability, args); // refused before anything is sent
+  if (!features().holds_capability)
     return std::nullopt;
-  detail::result res = run(calls::holds_capability, {capability, queue});
+  detail::result res = run(calls::holds_capability, args);
   if (res.rows() == 0 || res.is_null(0, 0))
     return std::nullopt;
   return detail::parse_bool(res.view(0, 0));
@@ -397,7 +443,7 @@ std::optional<bool> connection::holds_capability(const std::string &capability, 
 std::vector<job_error> connection::job_errors(std::int64_t job_id)
 {
   // A database not yet updated to 0.3.0 keeps no failed attempts: none, rather than a failed statement.
-  if (run(calls::has_job_errors, {}).text(0, 0) != "t")
+  if (!features().job_errors)
     return {};
   detail::result res = run(calls::job_errors, {text(job_id)});
   return read_all(res, detail::read_job_error);
@@ -426,6 +472,14 @@ std::vector<queue_latency> connection::latency()
 {
   detail::result res = run(calls::latency, {});
   return read_all(res, detail::read_latency);
+}
+
+std::vector<queue_sample> connection::queue_history(time_point since, time_point until)
+{
+  if (!features().queue_history)
+    return {};
+  detail::result res = run(calls::queue_history, {detail::format_timestamp(since), detail::format_timestamp(until)});
+  return read_all(res, detail::read_queue_sample);
 }
 
 std::vector<queue_stats> connection::stats()

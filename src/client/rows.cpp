@@ -52,6 +52,8 @@ job read_job(const result &res, int row)
   j.group_key = optional_text(res, row, 18);
   if (!res.is_null(row, 19))
     j.timeout_at = parse_epoch(res.view(row, 19));
+  if (res.columns() > 20 && !res.is_null(row, 20))
+    j.headers = decode_headers(res.view(row, 20));
   return j;
 }
 
@@ -176,6 +178,29 @@ queue_latency read_latency(const result &res, int row)
     if (!res.is_null(row, 4 + i))
       *percentiles[i] = parse_double(res.view(row, 4 + i));
   return l;
+}
+
+queue_sample read_queue_sample(const result &res, int row)
+{
+  queue_sample s;
+  s.queue = res.text(row, 0);
+  s.sampled_at = parse_epoch(res.view(row, 1));
+  s.unfinished = parse_int64(res.view(row, 2));
+  s.in_flight = parse_int64(res.view(row, 3));
+  s.completed = parse_int64(res.view(row, 4));
+  s.failed = parse_int64(res.view(row, 5));
+  s.cancelled = parse_int64(res.view(row, 6));
+  if (!res.is_null(row, 7))
+    s.next_job_age = std::chrono::microseconds(parse_int64(res.view(row, 7)));
+  if (!res.is_null(row, 8))
+    s.wait_jobs = parse_int64(res.view(row, 8));
+  if (!res.is_null(row, 9))
+    s.wait_seconds = parse_double(res.view(row, 9));
+  if (!res.is_null(row, 10))
+    s.run_jobs = parse_int64(res.view(row, 10));
+  if (!res.is_null(row, 11))
+    s.run_seconds = parse_double(res.view(row, 11));
+  return s;
 }
 
 queue_stats read_stats(const result &res, int row)

@@ -16,6 +16,8 @@ namespace pgjq::detail
   "current_stage, last_error, worker_id, unique_key, extract(epoch from run_at), "                                     \
   "extract(epoch from created_at), extract(epoch from lease_expires_at), "                                             \
   "extract(epoch from coalesce(completed_at, failed_at, cancelled_at)), group_key, extract(epoch from timeout_at)"
+// From 0.3.0, whose jobs carry headers: the same, then the headers (read_job reads them when present).
+#define PGJQ_JOB_COLUMNS_WITH_HEADERS PGJQ_JOB_COLUMNS ", headers"
 
 // Columns of pgjq.queue_stats read by read_stats.
 #define PGJQ_STATS_COLUMNS                                                                                             \
@@ -48,6 +50,7 @@ queue_worker read_queue_worker(const result &res, int row);
 queue_info read_queue_info(const result &res, int row);
 // The columns of calls::latency, in its order.
 queue_latency read_latency(const result &res, int row);
+queue_sample read_queue_sample(const result &res, int row);
 queue_stats read_stats(const result &res, int row);
 workflow_info read_workflow(const result &res, int row);
 workflow_step read_workflow_step(const result &res, int row);

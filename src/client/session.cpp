@@ -56,7 +56,8 @@ connection::connection(connection &&other) noexcept
     : m_conn(std::exchange(other.m_conn, nullptr)), m_owned(other.m_owned), m_options(std::move(other.m_options)),
       m_listener(std::move(other.m_listener)), m_conninfo(std::move(other.m_conninfo)),
       m_prepared(std::move(other.m_prepared)), m_checked_prepared(other.m_checked_prepared),
-      m_listening(std::move(other.m_listening)), m_notifications(std::move(other.m_notifications))
+      m_listening(std::move(other.m_listening)), m_notifications(std::move(other.m_notifications)),
+      m_features(other.m_features)
 {
 }
 
@@ -74,6 +75,7 @@ connection &connection::operator=(connection &&other) noexcept
     m_checked_prepared = other.m_checked_prepared;
     m_listening = std::move(other.m_listening);
     m_notifications = std::move(other.m_notifications);
+    m_features = other.m_features;
   }
   return *this;
 }
@@ -98,6 +100,7 @@ void connection::reconnect()
   m_conn = fresh;
   m_prepared.clear();
   m_notifications.clear();
+  m_features.reset();
   const std::set<std::string> channels = m_listening;
   m_listening.clear();
   for (const std::string &channel : channels)

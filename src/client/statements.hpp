@@ -70,6 +70,17 @@ struct statement
   const char *parameter_names[16] = {};
 };
 
+// The statement `s` with one parameter more, under another name and SQL.
+constexpr statement with_parameter(statement s, const char *name, const char *sql, parameter added)
+{
+  s.name = name;
+  s.sql = sql;
+  s.parameter_names[s.parameter_count] = added.name;
+  s.parameter_types[s.parameter_count] = added.type;
+  ++s.parameter_count;
+  return s;
+}
+
 constexpr statement planned_for_each_call(statement s)
 {
   s.planned_per_call = true;
@@ -109,6 +120,16 @@ inline constexpr statement enqueue_batch{"pgjq_enqueue_batch",
                                           {"depends_on", int8_array},
                                           {"timeout", interval},
                                           {"unique_for", interval}}};
+// From 0.3.0, for jobs given headers.
+inline constexpr statement enqueue_with_headers =
+    with_parameter(enqueue, "pgjq_enqueue_with_headers",
+                   "SELECT pgjq.enqueue($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)", {"headers", jsonb});
+inline constexpr statement try_enqueue_with_headers =
+    with_parameter(enqueue, "pgjq_try_enqueue_with_headers",
+                   "SELECT pgjq.try_enqueue($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)", {"headers", jsonb});
+inline constexpr statement enqueue_batch_with_headers =
+    with_parameter(enqueue_batch, "pgjq_enqueue_batch_with_headers",
+                   "SELECT pgjq.enqueue_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)", {"headers", jsonb});
 inline constexpr statement cancel{"pgjq_cancel", "SELECT pgjq.cancel($1)", {{"job_id", int8}}};
 
 // Workers
@@ -128,6 +149,16 @@ inline constexpr statement claim_in_transaction{
     "pgjq_claim_in_transaction",
     "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.claim_in_transaction($1, $2, $3, $4)",
     {{"worker_id", text}, {"job_types", text_array}, {"batch_size", int4}, {"queue_name", text}}};
+// The claims as a database from 0.3.0 returns them, with each job's headers (rows.hpp).
+inline constexpr statement claim_with_headers{
+    "pgjq_claim_with_headers", "SELECT " PGJQ_JOB_COLUMNS_WITH_HEADERS " FROM pgjq.claim_job_batch($1, $2, $3, $4)",
+    claim};
+inline constexpr statement complete_and_claim_with_headers{
+    "pgjq_complete_and_claim_with_headers",
+    "SELECT " PGJQ_JOB_COLUMNS_WITH_HEADERS " FROM pgjq.complete_and_claim($1, $2, $3, $4, $5)", complete_and_claim};
+inline constexpr statement claim_in_transaction_with_headers{
+    "pgjq_claim_in_transaction_with_headers",
+    "SELECT " PGJQ_JOB_COLUMNS_WITH_HEADERS " FROM pgjq.claim_in_transaction($1, $2, $3, $4)", claim_in_transaction};
 inline constexpr statement complete_in_transaction{"pgjq_complete_in_transaction",
                                                    "SELECT pgjq.complete_in_transaction($1, $2)",
                                                    {{"job_ids", int8_array}, {"worker_id", text}}};
@@ -153,6 +184,8 @@ inline constexpr statement fail{
 // Reading
 inline constexpr statement get_job{
     "pgjq_get_job", "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE id = $1", {{"job_id", int8}}};
+inline constexpr statement get_job_with_headers{
+    "pgjq_get_job_with_headers", "SELECT " PGJQ_JOB_COLUMNS_WITH_HEADERS " FROM pgjq.jobs WHERE id = $1", get_job};
 // What jobs() and count_jobs() select: $1 queue, $2 status, $3 job_type, $4 older_than, $5 due_now,
 // $6 before_id, $7 finished_before, $8 payload_contains (each NULL: any). The status is left for the server
 // to type from `status = $2` (pgjq.job_status, whose OID is the database's): a text cast to it would stay a
@@ -173,6 +206,11 @@ inline constexpr statement list_jobs =
                            "SELECT " PGJQ_JOB_COLUMNS " FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES
                            " ORDER BY id DESC LIMIT $9 OFFSET $10",
                            {PGJQ_JOB_LISTING_PARAMETERS, {"limit", int4}, {"offset", int8}}});
+inline constexpr statement list_jobs_with_headers{"pgjq_list_jobs_with_headers",
+                                                  "SELECT " PGJQ_JOB_COLUMNS_WITH_HEADERS
+                                                  " FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES
+                                                  " ORDER BY id DESC LIMIT $9 OFFSET $10",
+                                                  list_jobs};
 inline constexpr statement count_jobs = planned_for_each_call(
     {"pgjq_count_jobs",
      "SELECT count(*) FROM (SELECT FROM pgjq.jobs WHERE " PGJQ_JOB_LISTING_MATCHES " LIMIT $9) matching",
@@ -193,6 +231,13 @@ inline constexpr statement latency{"pgjq_latency",
                                    "SELECT queue_name, measure, jobs, sum_seconds, p50_seconds, p90_seconds,"
                                    " p99_seconds FROM pgjq.queue_latency ORDER BY queue_name, measure",
                                    {}};
+inline constexpr statement queue_history{
+    "pgjq_queue_history",
+    "SELECT queue_name, extract(epoch from sampled_at), unfinished, in_flight, completed, failed, cancelled,"
+    " (extract(epoch from next_job_age) * 1000000)::bigint, wait_jobs, wait_seconds, run_jobs, run_seconds"
+    " FROM pgjq.queue_history WHERE sampled_at >= $1 AND sampled_at < $2 ORDER BY sampled_at, queue_name"
+    " LIMIT 100000",
+    {{"since", timestamptz}, {"until", timestamptz}}};
 inline constexpr statement stats_all{
     "pgjq_stats_all", "SELECT " PGJQ_STATS_COLUMNS " FROM pgjq.queue_stats ORDER BY queue_name", {}};
 inline constexpr statement stats_one{"pgjq_stats_one",
@@ -349,12 +394,17 @@ inline constexpr statement queue_workers{
     " WHERE queue_name = $1 AND status IN ('claimed', 'running') AND worker_id IS NOT NULL"
     " GROUP BY worker_id, claimed_by ORDER BY count(*) DESC, worker_id",
     {{"queue_name", text}}};
-inline constexpr statement has_holds_capability{
-    "pgjq_has_holds_capability", "SELECT to_regprocedure('pgjq.holds_capability(text, text)') IS NOT NULL", {}};
+// What the database's pgjq has beyond 0.2.0 (connection::server_features).
+inline constexpr statement server_features{
+    "pgjq_server_features",
+    "SELECT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = pg_catalog.to_regclass('pgjq.jobs')"
+    "               AND attname = 'headers' AND NOT attisdropped),"
+    " pg_catalog.to_regclass('pgjq.job_errors') IS NOT NULL,"
+    " pg_catalog.to_regprocedure('pgjq.holds_capability(text, text)') IS NOT NULL,"
+    " pg_catalog.to_regclass('pgjq.queue_history') IS NOT NULL",
+    {}};
 inline constexpr statement holds_capability{
     "pgjq_holds_capability", "SELECT pgjq.holds_capability($1, $2)", {{"capability", text}, {"queue_name", text}}};
-inline constexpr statement has_job_errors{
-    "pgjq_has_job_errors", "SELECT to_regclass('pgjq.job_errors') IS NOT NULL", {}};
 inline constexpr statement job_errors{"pgjq_job_errors",
                                       "SELECT job_id, failure, attempt, worker_id, extract(epoch from started_at),"
                                       " extract(epoch from failed_at), error, failures_not_kept"

@@ -661,3 +661,64 @@ BOOST_AUTO_TEST_CASE(wait_for_completion_reconnects_and_reads_the_job_again_afte
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(trace_context)
+
+const std::map<std::string, std::string> k_trace = {
+    {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+    {"tracestate", "rojo=00f067aa0ba902b7"}};
+
+BOOST_AUTO_TEST_CASE(headers_given_at_enqueue_reach_every_claim_and_the_history)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  pgjq::enqueue_options traced = q.into();
+  traced.headers = k_trace;
+  const std::int64_t leased = db.enqueue("t", {{"n", 1}}, traced);
+  const std::int64_t plain = db.enqueue("t", {{"n", 2}}, q.into());
+  std::vector<pgjq::job> claimed = db.claim("w", {}, 10, q.name());
+  BOOST_REQUIRE_EQUAL(claimed.size(), 2u);
+  BOOST_TEST(claimed[0].id == leased);
+  BOOST_TEST((claimed[0].headers == k_trace));
+  BOOST_TEST(claimed[1].id == plain);
+  BOOST_TEST(claimed[1].headers.empty());
+  BOOST_TEST(db.complete_batch({leased, plain}, "w") == 2);
+  std::optional<pgjq::job> finished = db.get_job(leased);
+  BOOST_REQUIRE(finished.has_value());
+  BOOST_TEST((finished->headers == k_trace));
+  pgjq::job_listing listing;
+  listing.queue = q.name();
+  std::vector<pgjq::job> listed = db.jobs(listing);
+  BOOST_REQUIRE_EQUAL(listed.size(), 2u);
+  BOOST_TEST((listed[1].headers == k_trace));
+
+  // A batch's headers go with each of its jobs, to the in-transaction claims too.
+  traced.headers = {{"x-request-id", "batch-7"}};
+  const std::vector<std::int64_t> batch = db.enqueue_batch("t", {{{"n", 3}}, {{"n", 4}}}, traced);
+  std::vector<pgjq::job> held = db.begin_and_claim("w", {}, 10, q.name());
+  BOOST_REQUIRE_EQUAL(held.size(), 2u);
+  for (const pgjq::job &j : held)
+    BOOST_TEST(j.headers.at("x-request-id") == "batch-7");
+  db.execute("ROLLBACK");
+  std::vector<pgjq::job> again = db.complete_and_claim("w", {}, {}, 10, q.name());
+  BOOST_REQUIRE_EQUAL(again.size(), 2u);
+  BOOST_TEST(again[0].headers.at("x-request-id") == "batch-7");
+}
+
+BOOST_AUTO_TEST_CASE(malformed_headers_are_refused_and_nothing_is_enqueued)
+{
+  scoped_queue q;
+  pgjq::connection db(conninfo());
+  pgjq::enqueue_options o = q.into();
+  o.headers = {{"traceparent", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01"}};
+  BOOST_CHECK_THROW(db.enqueue("t", {}, o), pgjq::bad_argument);
+  o.headers = {{"tracestate", std::string(5000, 'x')}};
+  BOOST_CHECK_THROW(db.enqueue_batch("t", {{}, {}}, o), pgjq::bad_argument);
+  o.headers = {{"x-bad", std::string("\xff", 1)}};
+  BOOST_CHECK_THROW(db.try_enqueue("t", {}, o), pgjq::bad_argument);
+  pgjq::job_listing listing;
+  listing.queue = q.name();
+  BOOST_TEST(db.jobs(listing).empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,7 @@
 
 const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
 const csrf = meta('pgjq-csrf');
+const traceUrl = meta('pgjq-trace-url');
 const refreshMs = Number(meta('pgjq-refresh-ms')) || 2000;
 const SVG = 'http://www.w3.org/2000/svg';
 const PAGE_SIZE = 50;
@@ -315,8 +316,11 @@ async function refreshCharts() {
   });
   document.getElementById('chart-scope').textContent = only ? `(queue ${only})` : '(all queues)';
   document.getElementById('charts').replaceChildren(
-    chart('Waiting to run', 'jobs', [{ name: 'due now', points: series((q) => q.pending) },
-                                     { name: 'later', points: series((q) => q.later) }]),
+    // The database's samples (from before this `pgjq web` started) do not split the waiting jobs: "due now"
+    // starts with the process's own.
+    chart('Waiting to run', 'jobs', [{ name: 'waiting', points: series((q) => q.waiting) },
+                                     { name: 'due now', points: h.samples.filter((s) => pick(s).every((q) => q.pending != null))
+                                       .map((s) => [s.t, total(s, (q) => q.pending)]) }]),
     chart('Running', 'jobs', [{ name: 'claimed or running', points: series((q) => q.in_flight) }]),
     chart('Throughput', 'jobs/s', [{ name: 'completed/s', points: rate('completed') },
                                    { name: 'failed/s', points: rate('failed') }]),
@@ -417,6 +421,15 @@ async function bulk(action, s) {
   await refresh();
 }
 
+// The trace id of a W3C traceparent, linked to the tracing UI that `pgjq web --trace-url` names.
+function traceLink(headers) {
+  const parsed = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}/.exec(headers.traceparent || '');
+  if (!parsed) return null;
+  const id = parsed[1];
+  if (!traceUrl) return el('span', { id: 'job-trace' }, id);
+  return el('a', { id: 'job-trace', href: traceUrl.split('{trace_id}').join(id), target: '_blank', rel: 'noopener noreferrer' }, id);
+}
+
 async function refreshJob() {
   const panel = document.getElementById('job-detail');
   const o = opened();
@@ -431,7 +444,9 @@ async function refreshJob() {
     ['leased until', j.lease_expires_at && `${time(j.lease_expires_at)} by ${j.worker_id}`],
     ['progress', j.progress != null && `${j.progress}% ${j.current_stage || ''}`],
     ['finished', j.finished_at && `${time(j.finished_at)}${j.worker_id ? ` by ${j.worker_id}` : ''}`],
-    ['unique key', j.unique_key], ['group key', j.group_key], ['last error', j.last_error]];
+    ['unique key', j.unique_key], ['group key', j.group_key], ['last error', j.last_error],
+    ['trace', traceLink(j.headers || {})],
+    ...Object.entries(j.headers || {}).map(([name, value]) => [`header ${name}`, value])];
   document.getElementById('job-fields').replaceChildren(...fields.filter(([, v]) => v)
     .flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   const errors = j.errors || [];

@@ -188,6 +188,9 @@ public:
   std::optional<bool> holds_capability(const std::string &capability, const std::string &queue);
   // pgjq.queue_latency (0.2.0): wait and run times per queue the role may read.
   std::vector<queue_latency> latency();
+  // pgjq.queue_history (0.3.0): the samples of the queues the role may read taken at or after `since` and
+  // before `until`, oldest first, at most 100000. Empty in a database before 0.3.0, which keeps none.
+  std::vector<queue_sample> queue_history(time_point since, time_point until);
   std::optional<queue_stats> stats(const std::string &queue);
 
   // Administration -----------------------------------------------------------------------------------
@@ -317,6 +320,24 @@ private:
   // as its own encoding; throws usage_error for that.
   void check_text(std::string_view text, std::string_view argument) const;
   void close() noexcept;
+  // What the database's pgjq has beyond 0.2.0, asked once per session: a database updated meanwhile (ALTER
+  // EXTENSION pgjq UPDATE) is served as before until the session is reopened.
+  struct server_features
+  {
+    bool job_headers = false;      // 0.3.0: jobs carry headers (trace context)
+    bool job_errors = false;       // 0.3.0: pgjq.job_errors
+    bool holds_capability = false; // 0.3.0: pgjq.holds_capability
+    bool queue_history = false;    // 0.3.0: pgjq.queue_history
+  };
+  const server_features &features();
+  // A statement returning job rows, or its form with the jobs' headers where the database has them; checks
+  // `args` first (bind), so that a refused argument sends nothing.
+  const detail::statement &job_rows(const detail::statement &plain, const detail::statement &with_headers,
+                                    const std::vector<std::optional<std::string>> &args);
+  // An enqueue's statement, with headers when the options have some (then refused on a database before 0.3.0).
+  const detail::statement &enqueue_statement(const detail::statement &plain, const detail::statement &with_headers,
+                                             const enqueue_options &options,
+                                             const std::vector<std::optional<std::string>> &args);
   // Collects the notifications libpq has buffered, keeping those of channels this object LISTENs to.
   void collect_notifications();
   // wait_for_completion's parts: reading the job until it is final, with notices or without.
@@ -333,6 +354,7 @@ private:
   bool m_checked_prepared = false;        // a borrowed session may hold our statements from an earlier wrapper
   std::set<std::string> m_listening;      // channels LISTENed on purpose (re-LISTENed on reconnect)
   std::deque<notification> m_notifications;
+  std::optional<server_features> m_features;
 };
 
 // RAII transaction block on a connection: rolls back unless committed (errors in the destructor are

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,6 +66,10 @@ struct PGJQ_API job
   std::optional<time_point> finished_at;
   // Claimed under an execution timeout: the handler should be done by then (job_context::timed_out()).
   std::optional<time_point> timeout_at;
+  // What the producer handed on with the job (enqueue_options::headers): a W3C traceparent and tracestate
+  // to continue its trace in the handler, or other strings. Empty when it gave none, and from a database
+  // before 0.3.0.
+  std::map<std::string, std::string> headers;
 
   // Parsed on each call, so that callers who only want the text pay nothing.
   nlohmann::json payload() const;
@@ -88,6 +93,10 @@ struct enqueue_options
   // enqueue_batch only: one key (or none) per payload, in the payloads' order; empty = none.
   std::vector<std::optional<std::string>> unique_keys;
   std::vector<std::optional<std::string>> group_keys;
+  // Handed to the worker with the job (job::headers), for every job of a batch: the W3C trace context of the
+  // enqueuing service ("traceparent", "tracestate") or other strings. At most 32, 4 kB in all; a traceparent
+  // must be of the W3C form (the server refuses others: bad_argument). Needs pgjq 0.3.0 in the database.
+  std::map<std::string, std::string> headers;
 };
 
 // Which jobs connection::jobs lists (pgjq.jobs as the role may read it), newest first; every criterion
@@ -199,6 +208,19 @@ struct queue_latency
   std::int64_t jobs = 0;
   double sum_seconds = 0;
   std::optional<double> p50_seconds, p90_seconds, p99_seconds;
+};
+
+// One sample of a queue's figures, as the maintenance worker recorded it (pgjq.queue_history, 0.3.0).
+struct queue_sample
+{
+  std::string queue;
+  time_point sampled_at{};
+  std::int64_t unfinished = 0, in_flight = 0;            // jobs not finished; of them, claimed or running
+  std::int64_t completed = 0, failed = 0, cancelled = 0; // since the queue was created
+  std::optional<std::chrono::microseconds> next_job_age; // how long the next job to claim has been due
+  // The totals of its latency histograms (since the server started; empty without preload).
+  std::optional<std::int64_t> wait_jobs, run_jobs;
+  std::optional<double> wait_seconds, run_seconds;
 };
 
 // One row of the pgjq.queue_stats view.

@@ -12,7 +12,8 @@ web_browser_test.py observer URL FAILED_ID
 web_browser_test.py operate URL PSQL SCREENSHOT_DIR
     On queue "bulk" (set up by the caller: three failed jobs with payloads {"order": 1..3}, two jobs held by
     worker w-bulk): a search by payload finds the one job; a bulk retry of the queue's failed jobs asks with
-    their count (dismissed: nothing sent; accepted: they are retried, the caller checks); the queue's page
+    their count (dismissed: nothing sent; accepted: they are retried, the caller checks); on queue "bulk5k"
+    (5 000 failed jobs) one confirmed action retries them all, with the count and the progress; the queue's page
     lists the worker and saves a changed rate limit; a table under the pointer keeps its rows while a new
     job arrives (made with PSQL) and shows it once the pointer leaves; the charts have a legend and a time
     axis; at a phone's width the page does not scroll sideways. Saves queue.png and phone.png there.
@@ -212,6 +213,22 @@ def check_operate(driver, psql, artefacts):
     WebDriverWait(driver, 10).until(expected_conditions.alert_is_present()).accept()
     wait(driver, "the bulk retry's progress", lambda d: "retried 3 of 3 jobs" in message(d))
     wait(driver, "no failed job of bulk left", lambda d: len(first_job_ids(d)) == 0)
+
+    # The 5 000 failed jobs of a queue, retried by one confirmed action, with the count in the question and
+    # the progress.
+    driver.get(driver.current_url.split("#")[0] + "#queue=bulk5k&state=failed")
+    wait(driver, "a page of bulk5k's failed jobs", lambda d: len(first_job_ids(d)) == 50)
+    driver.find_element(By.CSS_SELECTOR, '#job-bulk [data-action="bulk-retry"]').click()
+    alert = WebDriverWait(driver, 10).until(expected_conditions.alert_is_present())
+    if alert.text != "Retry 5000 failed jobs of queue bulk5k?":
+        fail(f"the bulk retry of 5000 asks {alert.text!r}")
+    alert.accept()
+    wait(driver, "the retry of 5000 jobs", lambda d: "retried 5000 of 5000 jobs" in message(d), seconds=120)
+    left = subprocess.run(psql + ["-c", "SELECT count(*) FILTER (WHERE status = 'failed') || ' ' || count(*)"
+                                  " FROM pgjq.jobs WHERE queue_name = 'bulk5k'"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    if left != "0 5000":
+        fail(f"after the retry of 5000, bulk5k's failed and all jobs: {left}")
 
     # The queue's page: its workers, and a setting changed.
     driver.get(driver.current_url.split("#")[0] + "#open=queue:bulk")

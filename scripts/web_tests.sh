@@ -52,6 +52,11 @@ status_of() { "${psql[@]}" -c "SELECT status FROM pgjq.jobs WHERE id = $1"; }
 # traceparent's trace id links to the tracing UI the admin's dashboard names (--trace-url).
 "${psql[@]}" >/dev/null <<'SQL'
 CREATE EXTENSION pgjq;
+-- Queue "bulk5k": 5 000 failed jobs, retried by one confirmed action; the oldest jobs, so that the
+-- newest failed ones the page lists first are those of the checks below.
+SELECT pgjq.create_queue('bulk5k', max_attempts => 1);
+SELECT cardinality(pgjq.enqueue_batch('report', (SELECT jsonb_agg(jsonb_build_object('n', g)) FROM generate_series(1, 5000) g), 'bulk5k'));
+SELECT count(pgjq.fail(id, 'w', 'boom')) FROM pgjq.claim_job_batch('w', NULL, 5000, 'bulk5k');
 CREATE ROLE watcher LOGIN;
 SELECT pgjq.grant_observer('watcher');
 SELECT pgjq.create_queue('mail', max_attempts => 1);

@@ -250,9 +250,11 @@ std::vector<job> connection::begin_and_claim(const std::string &worker_id, const
   require_transaction_status(PQTRANS_IDLE, "begin_and_claim",
                              "a transaction is already open; use claim_in_transaction");
   const params claim_args = {worker_id, job_types_param(job_types), text(static_cast<std::int64_t>(batch_size)), queue};
-  return claimed_or_rolled_back(
-      run_pipeline({{"BEGIN"}, {nullptr, &job_rows(calls::claim_in_transaction, calls::claim_in_transaction_with_headers, claim_args),
-                                 &claim_args}}, 1));
+  return claimed_or_rolled_back(run_pipeline(
+      {{"BEGIN"},
+       {nullptr, &job_rows(calls::claim_in_transaction, calls::claim_in_transaction_with_headers, claim_args),
+        &claim_args}},
+      1));
 }
 
 std::vector<job> connection::claimed_or_rolled_back(detail::result claimed)
@@ -295,12 +297,13 @@ std::vector<job> connection::complete_commit_and_claim(const std::vector<std::in
   // The sync after COMMIT lets the server deliver this session's pending notifications between the two
   // transactions: a LISTENing session that is never idle outside a transaction holds back the
   // server-wide notification queue, which a long backlog would then fill.
-  return claimed_or_rolled_back(run_pipeline({{nullptr, &calls::complete_in_transaction, &complete_args},
-                                              {"COMMIT", nullptr, nullptr, /*sync_after=*/true},
-                                              {"BEGIN"},
-                                              {nullptr, &job_rows(calls::claim_in_transaction, calls::claim_in_transaction_with_headers, claim_args),
-                                 &claim_args}},
-                                             3));
+  return claimed_or_rolled_back(run_pipeline(
+      {{nullptr, &calls::complete_in_transaction, &complete_args},
+       {"COMMIT", nullptr, nullptr, /*sync_after=*/true},
+       {"BEGIN"},
+       {nullptr, &job_rows(calls::claim_in_transaction, calls::claim_in_transaction_with_headers, claim_args),
+        &claim_args}},
+      3));
 }
 
 job_status connection::fail_in_transaction(std::int64_t job_id, const std::string &worker_id,

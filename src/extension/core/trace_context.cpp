@@ -63,7 +63,8 @@ void check_headers(const Jsonb* headers, const char* name)
             continue;
         char* member = pnstrdup(key.val.string.val, key.val.string.len);
         if (key.val.string.len == 0)
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s has a member with an empty name", name)));
+            ereport(ERROR,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s has a member with an empty name", name)));
         token = JsonbIteratorNext(&it, &value, true);
         if (value.type != jbvString)
             ereport(ERROR,
